@@ -1,0 +1,65 @@
+// Pure encoders/decoders for ethtool netlink messages. One decoder serves
+// GET replies, dump replies and monitor notifications of the same family.
+//
+// Decoders ignore attributes they do not know (newer kernels send more than
+// the 6.1 headers name) and reject truncated ones; a missing attribute means
+// "not supported by the driver" and leaves the key absent.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/nic_state.hpp"
+#include "util/error.hpp"
+
+namespace nictune::ethnl {
+
+struct Reply {
+    int ifindex = 0;
+    std::string ifname;
+    DeviceValues values;  // only keys of the decoded section are set
+};
+
+// Sections with a fixed attribute <-> key mapping in the schema table:
+// Link (LINKMODES: speed, duplex, autoneg), Coalesce, Rings, Channels, Pause.
+Result<Reply> decode_settings(Section section, const nlmsghdr* nlh);
+
+struct FeaturesReply {
+    int ifindex = 0;
+    std::string ifname;
+    uint32_t nbits = 0;
+    std::vector<uint32_t> hw, wanted, active, nochange;
+};
+// FEATURES_GET_REPLY / FEATURES_NTF; bitsets in compact or verbose form.
+Result<FeaturesReply> decode_features(const nlmsghdr* nlh);
+
+// STRSET_GET_REPLY for ETH_SS_FEATURES: names indexed by bit.
+Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh);
+
+// Message commands of each family.
+uint8_t get_cmd(Section s);  // ETHTOOL_MSG_*_GET
+uint8_t set_cmd(Section s);  // ETHTOOL_MSG_*_SET
+// The section a kernel message (GET_REPLY or NTF) belongs to; nullopt for others.
+std::optional<Section> section_of_kernel_msg(uint8_t cmd);
+// The request header nest attribute of each family (ETHTOOL_A_*_HEADER == 1 for all).
+inline constexpr uint16_t kHeaderAttr = 1;
+
+// Appends the header nest (ETHTOOL_A_HEADER_DEV_INDEX, _FLAGS) as attribute `attr`.
+void put_header(nlmsghdr* nlh, uint16_t attr, int ifindex, uint32_t flags);
+
+// Appends the SET attributes for `values` (keys of `section`, writable ones).
+void encode_settings(nlmsghdr* nlh, Section section,
+                     std::span<const std::pair<Key, uint64_t>> values);
+
+// Appends ETHTOOL_A_FEATURES_WANTED as a compact bitset of `nbits` bits in
+// which only the given feature bits are masked (changed).
+void encode_features(nlmsghdr* nlh, uint32_t nbits,
+                     std::span<const std::pair<std::size_t, bool>> changes);
+
+}  // namespace nictune::ethnl

@@ -1,0 +1,80 @@
+// ethtool generic netlink over libmnl: family lookup, requests, dumps, ACKs
+// with the kernel's extack text, and the "monitor" multicast group.
+//
+// The socket lives in the network namespace of the thread that opened it.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "model/nic_state.hpp"
+#include "util/error.hpp"
+
+struct mnl_socket;
+
+namespace nictune::ethnl {
+
+// Called once per reply message of a GET or dump; the message is only valid
+// during the call. Returning an error stops the request and is returned by it.
+using ReplyFn = std::function<Result<void>(const nlmsghdr*)>;
+
+// Appends the request's attributes after the header nest (see codecs.hpp).
+using BuildFn = std::function<void(nlmsghdr*)>;
+
+class Socket {
+public:
+    // Opens a NETLINK_GENERIC socket, resolves the "ethtool" family and its
+    // "monitor" group, and turns on extended ACKs.
+    static Result<std::unique_ptr<Socket>> open();
+    ~Socket();
+    Socket(const Socket&) = delete;
+    Socket& operator=(const Socket&) = delete;
+
+    [[nodiscard]] uint16_t family_id() const { return family_; }
+    [[nodiscard]] uint32_t monitor_group() const { return monitor_group_; }
+
+    // One dump request for every device in the namespace. Devices whose
+    // driver does not support the family are silently skipped by the kernel.
+    // header_flags: ETHTOOL_FLAG_* for the request header.
+    Result<void> dump(uint8_t cmd, uint32_t header_flags, const ReplyFn& on_reply);
+
+    // GET for one device. ENODEV -> Errc::NoSuchInterface, EOPNOTSUPP ->
+    // Errc::Unsupported; the kernel's extack text is in Error::kernel_message.
+    Result<void> get(uint8_t cmd, int ifindex, uint32_t header_flags, const ReplyFn& on_reply);
+
+    // A SET (or ACT) request for one device, waiting for its ACK.
+    Result<void> set(uint8_t cmd, int ifindex, const BuildFn& build);
+
+    // The kernel's feature names (string set ETH_SS_FEATURES), read once and
+    // cached for the life of the socket.
+    Result<std::shared_ptr<const FeatureNames>> feature_names();
+
+    // Joins the "monitor" multicast group; notifications are then read with
+    // receive_notifications() on fd().
+    Result<void> subscribe_monitor();
+    [[nodiscard]] int fd() const;
+    // Reads what is queued without blocking and calls on_msg for each message.
+    // ENOBUFS (the kernel dropped notifications) is returned as Errc::Io with
+    // sys_errno ENOBUFS so that the caller can resynchronise.
+    Result<void> receive_notifications(const ReplyFn& on_msg);
+
+private:
+    Socket() = default;
+    Result<void> resolve_family();
+    Result<void> run(nlmsghdr* request, const ReplyFn& on_reply);
+
+    mnl_socket* nl_ = nullptr;
+    uint32_t portid_ = 0;
+    uint32_t seq_ = 0;
+    uint16_t family_ = 0;
+    uint32_t monitor_group_ = 0;
+    std::shared_ptr<const FeatureNames> feature_names_;
+    std::unique_ptr<char[]> buf_;  // >= 32 KiB receive buffer (dumps come in 32 KiB chunks)
+};
+
+}  // namespace nictune::ethnl

@@ -1,0 +1,144 @@
+// What nictune knows about one interface and about the system, as read from
+// the kernel. Every setting is optional: absent means "the driver did not
+// report it" (unsupported), never 0.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/schema.hpp"
+
+namespace nictune {
+
+// Device values indexed by Key. Bools are 0/1, enums their wire number.
+class DeviceValues {
+public:
+    [[nodiscard]] std::optional<uint64_t> get(Key k) const {
+        if (!has_[key_index(k)]) return std::nullopt;
+        return v_[key_index(k)];
+    }
+    [[nodiscard]] bool has(Key k) const { return has_[key_index(k)]; }
+    void set(Key k, uint64_t value) {
+        v_[key_index(k)] = value;
+        has_.set(key_index(k));
+    }
+    void erase(Key k) { has_.reset(key_index(k)); }
+    // True if any key of the section is present.
+    [[nodiscard]] bool any_in(Section s) const;
+    // Drop every key of the section (e.g. before decoding a fresh reply).
+    void clear_section(Section s);
+
+    bool operator==(const DeviceValues&) const = default;
+
+private:
+    std::array<uint64_t, kKeyCount> v_{};
+    std::bitset<kKeyCount> has_;
+};
+
+// The kernel's feature names (ethtool string set ETH_SS_FEATURES); one copy
+// shared by every interface read in the same pass.
+using FeatureNames = std::vector<std::string>;
+
+// Offload state of one interface as bitmaps indexed like FeatureNames.
+struct FeatureSet {
+    std::shared_ptr<const FeatureNames> names;
+    std::vector<uint32_t> hw;        // changeable by the user
+    std::vector<uint32_t> wanted;    // requested
+    std::vector<uint32_t> active;    // in effect
+    std::vector<uint32_t> nochange;  // never changeable
+
+    [[nodiscard]] std::size_t size() const { return names ? names->size() : 0; }
+    [[nodiscard]] static bool bit(const std::vector<uint32_t>& map, std::size_t i) {
+        return i / 32 < map.size() && ((map[i / 32] >> (i % 32)) & 1U) != 0;
+    }
+    [[nodiscard]] bool is_active(std::size_t i) const { return bit(active, i); }
+    [[nodiscard]] bool is_wanted(std::size_t i) const { return bit(wanted, i); }
+    // ethtool's "[fixed]": the user cannot change it on this device.
+    [[nodiscard]] bool is_fixed(std::size_t i) const { return !bit(hw, i) || bit(nochange, i); }
+    // Index of a feature name, or nullopt.
+    [[nodiscard]] std::optional<std::size_t> index_of(std::string_view name) const;
+    [[nodiscard]] std::optional<bool> active_by_name(std::string_view name) const;
+};
+
+struct Identity {
+    std::string name;
+    int ifindex = 0;
+    std::string mac;                    // "aa:bb:..", empty if the link has none
+    std::optional<std::string> perm_mac;
+    std::optional<std::string> kind;    // rtnetlink link kind: "veth", "dummy", ... (virtual)
+    std::optional<std::string> parent_bus;  // IFLA_PARENT_DEV_BUS_NAME: "pci", "virtio", "netdevsim"
+    std::optional<std::string> parent_dev;  // IFLA_PARENT_DEV_NAME: "0000:03:00.0"
+
+    // ETHTOOL_GDRVINFO
+    std::optional<std::string> driver;
+    std::optional<std::string> driver_version;
+    std::optional<std::string> firmware_version;
+    std::optional<std::string> expansion_rom_version;
+    std::optional<std::string> bus_info;
+    // /sys/module/<driver>/version: only out-of-tree (or versioned) modules have it.
+    std::optional<std::string> module_version;
+
+    // PCI function behind the interface (sysfs), if any.
+    std::optional<std::string> pci_slot;       // "0000:03:00.0"
+    std::optional<std::string> pci_id;         // "8086:10fb"
+    std::optional<std::string> pci_subsystem;  // "8086:7a11"
+    std::optional<int> numa_node;              // absent when the kernel says -1
+    std::optional<std::string> vendor_name;    // udev hwdb ID_VENDOR_FROM_DATABASE
+    std::optional<std::string> model_name;     // udev hwdb ID_MODEL_FROM_DATABASE
+    bool sriov_vf = false;                     // a virtual function (has physfn)
+
+    // Backed by a device (PCI, netdevsim, ...) rather than a software link.
+    bool physical = false;
+
+    // The version that matters for known-bad checks: the module's own version
+    // when it has one, else what the driver reports.
+    [[nodiscard]] const std::optional<std::string>& effective_driver_version() const {
+        return module_version ? module_version : driver_version;
+    }
+};
+
+// A family that could not be read for a reason other than "unsupported".
+struct ReadProblem {
+    Section section;
+    int sys_errno = 0;
+    std::string message;
+};
+
+struct NicState {
+    Identity id;
+    DeviceValues values;
+    std::optional<FeatureSet> features;  // absent: FEATURES not readable
+    std::vector<ReadProblem> problems;
+};
+
+enum class TunedSource : uint8_t {
+    Dbus,          // answered by the running tuned daemon
+    File,          // /etc/tuned/active_profile, daemon not on the bus
+    NotInstalled,  // neither
+};
+
+struct TunedState {
+    std::optional<std::string> active_profile;
+    TunedSource source = TunedSource::NotInstalled;
+    std::string detail;  // why this source was used, for the report
+};
+
+struct SysctlValue {
+    std::string name;                  // dotted: "net.core.rmem_max"
+    std::optional<std::string> value;  // absent: no such sysctl here
+};
+
+struct SystemState {
+    TunedState tuned;
+    std::vector<SysctlValue> sysctl;
+};
+
+const char* tuned_source_name(TunedSource s);
+
+}  // namespace nictune

@@ -1,0 +1,75 @@
+// rtnetlink links through libnl: one RTM_GETLINK dump for every interface,
+// per-link GET, RTM_NEWLINK changes (MTU, txqueuelen) with the kernel's
+// extack text, and RTNLGRP_LINK events.
+//
+// libnl 3.7 has no getter for IFLA_MIN_MTU/IFLA_MAX_MTU, so link messages are
+// decoded here from their attributes (decode_link), for dumps and events alike.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "model/nic_state.hpp"
+#include "util/error.hpp"
+
+struct nl_sock;
+
+namespace nictune::rtnl {
+
+struct Link {
+    int ifindex = 0;
+    std::string name;
+    std::string mac;  // lower-case "aa:bb:cc:dd:ee:ff"; empty when the link has no address
+    std::optional<std::string> perm_mac;
+    std::optional<std::string> kind;        // IFLA_LINKINFO/IFLA_INFO_KIND
+    std::optional<std::string> parent_bus;  // IFLA_PARENT_DEV_BUS_NAME
+    std::optional<std::string> parent_dev;  // IFLA_PARENT_DEV_NAME
+    uint32_t flags = 0;                     // IFF_*
+    // [link] keys: LinkMtu, LinkMinMtu, LinkMaxMtu, LinkTxqueuelen, LinkOperstate, LinkCarrier
+    DeviceValues values;
+};
+
+// RTM_NEWLINK / RTM_DELLINK message -> Link. Unknown attributes are ignored,
+// truncated ones rejected.
+Result<Link> decode_link(const nlmsghdr* nlh);
+
+struct LinkChange {
+    std::optional<uint32_t> mtu;
+    std::optional<uint32_t> txqueuelen;
+};
+
+class Socket {
+public:
+    static Result<std::unique_ptr<Socket>> open();
+    ~Socket();
+    Socket(const Socket&) = delete;
+    Socket& operator=(const Socket&) = delete;
+
+    using LinkFn = std::function<void(Link&&)>;
+
+    // One RTM_GETLINK dump.
+    Result<void> dump_links(const LinkFn& on_link);
+    // One link by name; Errc::NoSuchInterface if it does not exist.
+    Result<Link> get_link(const std::string& name);
+    Result<Link> get_link(int ifindex);
+    // Applies the change; errors carry errno and the kernel's extack text.
+    Result<void> change_link(int ifindex, const LinkChange& change);
+
+    // Event socket: joins RTNLGRP_LINK; read with receive_events() on fd().
+    Result<void> subscribe_links();
+    [[nodiscard]] int fd() const;
+    // Reads what is queued without blocking. `deleted` is true for RTM_DELLINK.
+    // ENOBUFS is returned as Errc::Io with sys_errno ENOBUFS (resynchronise).
+    Result<void> receive_events(const std::function<void(Link&&, bool deleted)>& on_event);
+
+private:
+    Socket() = default;
+    nl_sock* sk_ = nullptr;
+};
+
+}  // namespace nictune::rtnl

@@ -1,0 +1,44 @@
+// Driver identity through the SIOCETHTOOL ETHTOOL_GDRVINFO ioctl: the only
+// interface that reports driver, version, firmware and bus-info (there is no
+// netlink message for it).
+#pragma once
+
+#include <linux/ethtool.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/error.hpp"
+
+namespace nictune::sysinfo {
+
+struct DrvInfo {
+    std::optional<std::string> driver;
+    std::optional<std::string> version;
+    std::optional<std::string> firmware_version;
+    std::optional<std::string> expansion_rom_version;
+    std::optional<std::string> bus_info;
+};
+
+// Extracts the fixed-size, possibly unterminated char arrays; empty strings
+// and "N/A" become absent.
+DrvInfo parse_drvinfo(const ethtool_drvinfo& raw);
+
+// An AF_INET datagram socket to issue ethtool ioctls on (in the caller's
+// network namespace). Owns the descriptor.
+class IoctlSocket {
+public:
+    static Result<IoctlSocket> open();
+    IoctlSocket(IoctlSocket&& other) noexcept;
+    IoctlSocket& operator=(IoctlSocket&& other) noexcept;
+    ~IoctlSocket();
+    // ENODEV -> Errc::NoSuchInterface; EOPNOTSUPP -> Errc::Unsupported.
+    Result<DrvInfo> drvinfo(std::string_view ifname) const;
+
+private:
+    explicit IoctlSocket(int fd) : fd_(fd) {}
+    int fd_ = -1;
+};
+
+}  // namespace nictune::sysinfo

@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "model/schema.hpp"
+
+namespace nictune {
+namespace {
+
+TEST(Schema, KeyNamesAreUniqueWithinASection) {
+    std::set<std::string> seen;
+    for (const auto& k : device_keys()) EXPECT_TRUE(seen.insert(key_path(k.key)).second) << key_path(k.key);
+}
+
+TEST(Schema, EveryQueueKeyNamesAReadOnlyLimitInItsSection) {
+    for (const auto& k : device_keys()) {
+        if (!k.accepts_max) continue;
+        const auto& lim = key_info(k.limit);
+        EXPECT_NE(k.limit, k.key) << key_path(k.key);
+        EXPECT_EQ(lim.section, k.section) << key_path(k.key);
+        EXPECT_FALSE(lim.writable) << key_path(k.key);
+    }
+}
+
+TEST(Schema, AttributesMapBackToTheirKey) {
+    for (const auto& k : device_keys()) {
+        if (k.attr == 0) continue;
+        auto back = key_for_attr(k.section, k.attr);
+        ASSERT_TRUE(back.has_value()) << key_path(k.key);
+        EXPECT_EQ(*back, k.key);
+    }
+}
+
+TEST(Schema, FindsKeysAndSectionsByName) {
+    EXPECT_EQ(find_section("coalesce"), Section::Coalesce);
+    EXPECT_FALSE(find_section("coalescing").has_value());
+    EXPECT_EQ(find_key(Section::Coalesce, "adaptive_rx"), Key::CoalAdaptiveRx);
+    EXPECT_EQ(find_key(Section::Rings, "rx"), Key::RingsRx);
+    EXPECT_EQ(find_key(Section::Channels, "rx"), Key::ChanRx);
+    EXPECT_FALSE(find_key(Section::Rings, "adaptive_rx").has_value());
+    EXPECT_EQ(key_path(Key::ChanCombinedMax), "channels.combined_max");
+}
+
+TEST(Schema, EnumNamesRoundTrip) {
+    EXPECT_EQ(enum_name(Key::LinkOperstate, 6), "UP");
+    EXPECT_EQ(enum_value(Key::LinkOperstate, "LOWERLAYERDOWN"), 3U);
+    EXPECT_FALSE(enum_name(Key::LinkOperstate, 7).has_value());
+    EXPECT_EQ(enum_name(Key::LinkDuplex, 1), "full");
+}
+
+TEST(Schema, SysctlAllowlistAcceptsNetworkKeysOnly) {
+    EXPECT_TRUE(sysctl_allowed("net.core.rmem_max"));
+    EXPECT_TRUE(sysctl_allowed("net.ipv4.tcp_timestamps"));
+    EXPECT_FALSE(sysctl_allowed("kernel.core_pattern"));
+    EXPECT_FALSE(sysctl_allowed("net.core."));
+    EXPECT_FALSE(sysctl_allowed("net.core/../../kernel"));
+    EXPECT_FALSE(sysctl_allowed("net.core..x"));
+    EXPECT_FALSE(sysctl_allowed("net.ipv4.conf.all.forwarding"));
+}
+
+}  // namespace
+}  // namespace nictune
