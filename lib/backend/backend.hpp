@@ -20,7 +20,7 @@ struct ReadRequest {
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
 
     // Reads the named interfaces (Errc::NoSuchInterface naming the first one

@@ -27,7 +27,7 @@ using ReplyFn = std::function<Result<void>(const nlmsghdr*)>;
 using BuildFn = std::function<void(nlmsghdr*)>;
 
 class Socket {
-public:
+  public:
     // Opens a NETLINK_GENERIC socket, resolves the "ethtool" family and its
     // "monitor" group, and turns on extended ACKs.
     static Result<std::unique_ptr<Socket>> open();
@@ -63,7 +63,7 @@ public:
     // sys_errno ENOBUFS so that the caller can resynchronise.
     Result<void> receive_notifications(const ReplyFn& on_msg);
 
-private:
+  private:
     Socket() = default;
     Result<void> resolve_family();
     Result<void> run(nlmsghdr* request, const ReplyFn& on_reply);

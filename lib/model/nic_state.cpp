@@ -28,9 +28,12 @@ std::optional<bool> FeatureSet::active_by_name(std::string_view name) const {
 
 const char* tuned_source_name(TunedSource s) {
     switch (s) {
-        case TunedSource::Dbus: return "dbus";
-        case TunedSource::File: return "file";
-        case TunedSource::NotInstalled: return "not installed";
+        case TunedSource::Dbus:
+            return "dbus";
+        case TunedSource::File:
+            return "file";
+        case TunedSource::NotInstalled:
+            return "not installed";
     }
     return "not installed";
 }

@@ -18,7 +18,7 @@ namespace nictune {
 
 // Device values indexed by Key. Bools are 0/1, enums their wire number.
 class DeviceValues {
-public:
+  public:
     [[nodiscard]] std::optional<uint64_t> get(Key k) const {
         if (!has_[key_index(k)]) return std::nullopt;
         return v_[key_index(k)];
@@ -36,7 +36,7 @@ public:
 
     bool operator==(const DeviceValues&) const = default;
 
-private:
+  private:
     std::array<uint64_t, kKeyCount> v_{};
     std::bitset<kKeyCount> has_;
 };
@@ -69,10 +69,11 @@ struct FeatureSet {
 struct Identity {
     std::string name;
     int ifindex = 0;
-    std::string mac;                    // "aa:bb:..", empty if the link has none
+    std::string mac;  // "aa:bb:..", empty if the link has none
     std::optional<std::string> perm_mac;
-    std::optional<std::string> kind;    // rtnetlink link kind: "veth", "dummy", ... (virtual)
-    std::optional<std::string> parent_bus;  // IFLA_PARENT_DEV_BUS_NAME: "pci", "virtio", "netdevsim"
+    std::optional<std::string> kind;  // rtnetlink link kind: "veth", "dummy", ... (virtual)
+    std::optional<std::string>
+        parent_bus;  // IFLA_PARENT_DEV_BUS_NAME: "pci", "virtio", "netdevsim"
     std::optional<std::string> parent_dev;  // IFLA_PARENT_DEV_NAME: "0000:03:00.0"
 
     // ETHTOOL_GDRVINFO

@@ -225,9 +225,9 @@ constexpr std::array<KeyInfo, kKeyCount> make_infos() {
     std::array<KeyInfo, kKeyCount> out{};
     for (std::size_t i = 0; i < kRows.size(); ++i) {
         const Row& r = kRows[i];
-        out[i] = KeyInfo{r.key, r.section, r.name, r.type, r.writable, r.accepts_max, r.limit,
-                         r.min, r.max, r.unit, r.attr, r.resets_link, r.ethtool_name, r.doc,
-                         r.enums};
+        out[i] = KeyInfo{r.key,         r.section,     r.name,         r.type, r.writable,
+                         r.accepts_max, r.limit,       r.min,          r.max,  r.unit,
+                         r.attr,        r.resets_link, r.ethtool_name, r.doc,  r.enums};
     }
     return out;
 }
@@ -235,26 +235,50 @@ constexpr std::array<KeyInfo, kKeyCount> kInfos = make_infos();
 
 // Sysctl names a profile may write. Everything else is refused at load time.
 constexpr std::array<std::string_view, 6> kSysctlAllow = {
-    "net.core.*",         "net.ipv4.tcp_*", "net.ipv4.udp_*", "net.ipv4.ipfrag_*",
-    "net.ipv4.ip_local_port_range", "net.ipv4.ip_no_pmtu_disc",
+    "net.core.*",
+    "net.ipv4.tcp_*",
+    "net.ipv4.udp_*",
+    "net.ipv4.ipfrag_*",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_no_pmtu_disc",
 };
 
 constexpr std::array<std::string_view, 16> kSysctlAudit = {
-    "net.core.rmem_max",          "net.core.wmem_max",          "net.core.rmem_default",
-    "net.core.wmem_default",      "net.core.netdev_max_backlog", "net.core.netdev_budget",
-    "net.core.netdev_budget_usecs", "net.core.busy_poll",        "net.core.busy_read",
-    "net.core.default_qdisc",     "net.ipv4.tcp_rmem",          "net.ipv4.tcp_wmem",
-    "net.ipv4.tcp_timestamps",    "net.ipv4.tcp_sack",          "net.ipv4.tcp_congestion_control",
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+    "net.core.netdev_max_backlog",
+    "net.core.netdev_budget",
+    "net.core.netdev_budget_usecs",
+    "net.core.busy_poll",
+    "net.core.busy_read",
+    "net.core.default_qdisc",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_congestion_control",
     "net.ipv4.tcp_mtu_probing",
 };
 
 }  // namespace
 
-std::span<const KeyInfo> device_keys() { return kInfos; }
-const KeyInfo& key_info(Key k) { return kInfos[key_index(k)]; }
-std::span<const MetaKeyInfo> meta_keys() { return kMeta; }
-std::span<const SectionInfo> sections() { return kSections; }
-const SectionInfo& section_info(Section s) { return kSections[static_cast<std::size_t>(s)]; }
+std::span<const KeyInfo> device_keys() {
+    return kInfos;
+}
+const KeyInfo& key_info(Key k) {
+    return kInfos[key_index(k)];
+}
+std::span<const MetaKeyInfo> meta_keys() {
+    return kMeta;
+}
+std::span<const SectionInfo> sections() {
+    return kSections;
+}
+const SectionInfo& section_info(Section s) {
+    return kSections[static_cast<std::size_t>(s)];
+}
 
 std::optional<Section> find_section(std::string_view name) {
     for (const auto& s : kSections)
@@ -302,7 +326,9 @@ std::optional<uint64_t> enum_value(Key k, std::string_view name) {
     return std::nullopt;
 }
 
-std::span<const std::string_view> sysctl_allowlist() { return kSysctlAllow; }
+std::span<const std::string_view> sysctl_allowlist() {
+    return kSysctlAllow;
+}
 
 bool sysctl_allowed(std::string_view name) {
     if (name.empty() || name.find("..") != std::string_view::npos || name.front() == '.' ||
@@ -319,6 +345,8 @@ bool sysctl_allowed(std::string_view name) {
     return false;
 }
 
-std::span<const std::string_view> sysctl_audit_defaults() { return kSysctlAudit; }
+std::span<const std::string_view> sysctl_audit_defaults() {
+    return kSysctlAudit;
+}
 
 }  // namespace nictune

@@ -103,7 +103,9 @@ enum class Key : uint16_t {
 };
 inline constexpr std::size_t kKeyCount = static_cast<std::size_t>(Key::PauseTx) + 1;
 
-inline constexpr std::size_t key_index(Key k) { return static_cast<std::size_t>(k); }
+inline constexpr std::size_t key_index(Key k) {
+    return static_cast<std::size_t>(k);
+}
 
 struct KeyInfo {
     Key key;

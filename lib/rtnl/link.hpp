@@ -44,7 +44,7 @@ struct LinkChange {
 };
 
 class Socket {
-public:
+  public:
     static Result<std::unique_ptr<Socket>> open();
     ~Socket();
     Socket(const Socket&) = delete;
@@ -67,7 +67,7 @@ public:
     // ENOBUFS is returned as Errc::Io with sys_errno ENOBUFS (resynchronise).
     Result<void> receive_events(const std::function<void(Link&&, bool deleted)>& on_event);
 
-private:
+  private:
     Socket() = default;
     nl_sock* sk_ = nullptr;
 };

@@ -28,7 +28,7 @@ DrvInfo parse_drvinfo(const ethtool_drvinfo& raw);
 // An AF_INET datagram socket to issue ethtool ioctls on (in the caller's
 // network namespace). Owns the descriptor.
 class IoctlSocket {
-public:
+  public:
     static Result<IoctlSocket> open();
     IoctlSocket(IoctlSocket&& other) noexcept;
     IoctlSocket& operator=(IoctlSocket&& other) noexcept;
@@ -36,7 +36,7 @@ public:
     // ENODEV -> Errc::NoSuchInterface; EOPNOTSUPP -> Errc::Unsupported.
     Result<DrvInfo> drvinfo(std::string_view ifname) const;
 
-private:
+  private:
     explicit IoctlSocket(int fd) : fd_(fd) {}
     int fd_ = -1;
 };

@@ -16,14 +16,14 @@ struct HwdbNames {
 };
 
 class Hwdb {
-public:
+  public:
     Hwdb();  // opens the system hwdb lazily on first lookup
     ~Hwdb();
     Hwdb(const Hwdb&) = delete;
     Hwdb& operator=(const Hwdb&) = delete;
     HwdbNames lookup(std::string_view modalias);
 
-private:
+  private:
     sd_hwdb* db_ = nullptr;
     bool tried_ = false;
 };

@@ -12,7 +12,7 @@
 namespace nictune::sysinfo {
 
 class ProcSys {
-public:
+  public:
     explicit ProcSys(std::filesystem::path root = "/proc/sys");
     // "net.core.rmem_max" -> root/net/core/rmem_max. Rejects names with '/',
     // "..", empty components or a leading/trailing dot (Errc::InvalidArgument).
@@ -22,7 +22,7 @@ public:
     [[nodiscard]] Result<std::optional<std::string>> read(std::string_view name) const;
     Result<void> write(std::string_view name, std::string_view value) const;
 
-private:
+  private:
     std::filesystem::path root_;
 };
 

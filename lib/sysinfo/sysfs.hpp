@@ -21,7 +21,7 @@ struct PciInfo {
 };
 
 class Sysfs {
-public:
+  public:
     explicit Sysfs(std::filesystem::path root = "/sys");
 
     // Whether /sys/class/net/<ifname>/device exists (a device-backed netdev).
@@ -32,7 +32,7 @@ public:
     // /sys/module/<driver>/version, cached per driver.
     [[nodiscard]] std::optional<std::string> module_version(const std::string& driver);
 
-private:
+  private:
     std::filesystem::path root_;
     std::unordered_map<std::string, std::optional<std::string>> module_versions_;
 };

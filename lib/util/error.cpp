@@ -49,16 +49,26 @@ std::unexpected<Error> fail_errno(int err, std::string context, Errc code) {
 
 const char* errc_name(Errc code) {
     switch (code) {
-        case Errc::InvalidArgument: return "InvalidArgument";
-        case Errc::NoSuchInterface: return "NoSuchInterface";
-        case Errc::InvalidProfile: return "InvalidProfile";
-        case Errc::NoSuchProfile: return "NoSuchProfile";
-        case Errc::Unsupported: return "Unsupported";
-        case Errc::PermissionDenied: return "PermissionDenied";
-        case Errc::Busy: return "Busy";
-        case Errc::Kernel: return "Kernel";
-        case Errc::Io: return "Io";
-        case Errc::Internal: return "Internal";
+        case Errc::InvalidArgument:
+            return "InvalidArgument";
+        case Errc::NoSuchInterface:
+            return "NoSuchInterface";
+        case Errc::InvalidProfile:
+            return "InvalidProfile";
+        case Errc::NoSuchProfile:
+            return "NoSuchProfile";
+        case Errc::Unsupported:
+            return "Unsupported";
+        case Errc::PermissionDenied:
+            return "PermissionDenied";
+        case Errc::Busy:
+            return "Busy";
+        case Errc::Kernel:
+            return "Kernel";
+        case Errc::Io:
+            return "Io";
+        case Errc::Internal:
+            return "Internal";
     }
     return "Internal";
 }
