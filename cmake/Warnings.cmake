@@ -4,7 +4,7 @@ add_library(nictune_warnings INTERFACE)
 target_compile_options(nictune_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
   -Wcast-align -Wformat=2 -Wimplicit-fallthrough -Wmissing-declarations
-  -Wnull-dereference -Wduplicated-cond -Wlogical-op -Wuseless-cast)
+  -Wduplicated-cond -Wlogical-op -Wuseless-cast)
 if(NICTUNE_WERROR)
   target_compile_options(nictune_warnings INTERFACE -Werror)
 endif()

@@ -1,1 +1,5 @@
-int main() { return 0; }
+#include "cli.hpp"
+
+int main(int argc, char** argv) {
+    return nictune::ctl::run(argc, argv);
+}

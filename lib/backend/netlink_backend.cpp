@@ -1,0 +1,288 @@
+#include "backend/netlink_backend.hpp"
+
+#include <linux/ethtool_netlink.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ethnl/codecs.hpp"
+#include "util/strings.hpp"
+
+namespace nictune {
+namespace {
+
+// The device families read for every interface, in report order.
+constexpr Section kEthtoolSections[] = {Section::Link, Section::Coalesce, Section::Rings,
+                                        Section::Channels, Section::Pause};
+
+void copy_link(const rtnl::Link& l, NicState& nic) {
+    nic.id.name = l.name;
+    nic.id.ifindex = l.ifindex;
+    nic.id.mac = l.mac;
+    nic.id.perm_mac = l.perm_mac;
+    nic.id.kind = l.kind;
+    nic.id.parent_bus = l.parent_bus;
+    nic.id.parent_dev = l.parent_dev;
+    // Backed by a device on some bus (PCI, virtio, netdevsim), not a software link.
+    nic.id.physical = l.parent_dev.has_value() && !l.kind.has_value();
+    nic.values = l.values;
+}
+
+void merge_values(DeviceValues& into, const DeviceValues& from, Section s) {
+    for (const auto& k : device_keys())
+        if (k.section == s)
+            if (auto v = from.get(k.key)) into.set(k.key, *v);
+}
+
+void set_features(NicState& nic, ethnl::FeaturesReply&& r,
+                  const std::shared_ptr<const FeatureNames>& names) {
+    FeatureSet fs;
+    fs.names = names;
+    fs.hw = std::move(r.hw);
+    fs.wanted = std::move(r.wanted);
+    fs.active = std::move(r.active);
+    fs.nochange = std::move(r.nochange);
+    nic.features = std::move(fs);
+}
+
+uint32_t flags_for(Section s) {
+    // Compact bitsets: LINKMODES carries link-mode bitmaps we do not show.
+    return s == Section::Link ? ETHTOOL_FLAG_COMPACT_BITSETS : 0U;
+}
+
+}  // namespace
+
+NetlinkBackend::NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl::Socket> rt,
+                               std::unique_ptr<ethnl::Socket> eth, sysinfo::IoctlSocket io)
+    : opts_(std::move(opts)),
+      rtnl_(std::move(rt)),
+      eth_(std::move(eth)),
+      ioctl_(std::move(io)),
+      sysfs_(opts_.sysfs_root),
+      procsys_(opts_.procsys_root) {}
+
+Result<std::unique_ptr<NetlinkBackend>> NetlinkBackend::open(NetlinkBackendOptions opts) {
+    auto rt = rtnl::Socket::open();
+    if (!rt) return std::unexpected(rt.error());
+    auto eth = ethnl::Socket::open();
+    if (!eth) return std::unexpected(eth.error());
+    auto io = sysinfo::IoctlSocket::open();
+    if (!io) return std::unexpected(io.error());
+    return std::unique_ptr<NetlinkBackend>(
+        new NetlinkBackend(std::move(opts), std::move(*rt), std::move(*eth), std::move(*io)));
+}
+
+Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& req) {
+    std::vector<rtnl::Link> links;
+    for (const auto& n : req.names)
+        if (!valid_ifname(n))
+            return fail(Errc::InvalidArgument, "",
+                        "interface name " + quote(n) +
+                            " is not valid (1-15 characters, no '/', ':' or spaces)");
+
+    if (!req.names.empty() && req.names.size() <= opts_.per_device_limit) {
+        for (const auto& n : req.names) {
+            if (std::any_of(links.begin(), links.end(),
+                            [&](const rtnl::Link& l) { return l.name == n; }))
+                continue;
+            auto l = rtnl_->get_link(n);
+            if (!l) {
+                if (l.error().code == Errc::NoSuchInterface)
+                    return fail(Errc::NoSuchInterface, n, "no such interface");
+                return std::unexpected(std::move(l.error()).within(n));
+            }
+            links.push_back(std::move(*l));
+        }
+        return links;
+    }
+
+    auto r = rtnl_->dump_links([&](rtnl::Link&& l) { links.push_back(std::move(l)); });
+    if (!r) return std::unexpected(r.error());
+    if (!req.names.empty()) {
+        std::vector<rtnl::Link> picked;
+        for (const auto& n : req.names) {
+            auto it = std::find_if(links.begin(), links.end(),
+                                   [&](const rtnl::Link& l) { return l.name == n; });
+            if (it == links.end()) return fail(Errc::NoSuchInterface, n, "no such interface");
+            if (std::none_of(picked.begin(), picked.end(),
+                             [&](const rtnl::Link& l) { return l.name == n; }))
+                picked.push_back(std::move(*it));
+        }
+        return picked;
+    }
+    if (!req.include_virtual)
+        std::erase_if(links, [](const rtnl::Link& l) {
+            return !l.parent_dev.has_value() || l.kind.has_value();
+        });
+    std::sort(links.begin(), links.end(),
+              [](const auto& a, const auto& b) { return a.ifindex < b.ifindex; });
+    return links;
+}
+
+Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics) {
+    std::unordered_map<int, NicState*> by_index;
+    for (auto& n : nics)
+        by_index[n.id.ifindex] = &n;
+
+    for (Section s : kEthtoolSections) {
+        auto r =
+            eth_->dump(ethnl::get_cmd(s), flags_for(s), [&](const nlmsghdr* nlh) -> Result<void> {
+                auto rep = ethnl::decode_settings(s, nlh);
+                if (!rep) return std::unexpected(rep.error());
+                if (auto it = by_index.find(rep->ifindex); it != by_index.end())
+                    merge_values(it->second->values, rep->values, s);
+                return {};
+            });
+        if (!r && r.error().code != Errc::Unsupported) return r;
+    }
+    auto names = eth_->feature_names();
+    if (!names) return std::unexpected(names.error());
+    auto r = eth_->dump(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_FLAG_COMPACT_BITSETS,
+                        [&](const nlmsghdr* nlh) -> Result<void> {
+                            auto rep = ethnl::decode_features(nlh);
+                            if (!rep) return std::unexpected(rep.error());
+                            if (auto it = by_index.find(rep->ifindex); it != by_index.end())
+                                set_features(*it->second, std::move(*rep), *names);
+                            return {};
+                        });
+    if (!r && r.error().code != Errc::Unsupported) return r;
+    return {};
+}
+
+Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics, bool named) {
+    std::shared_ptr<const FeatureNames> names;
+    for (auto it = nics.begin(); it != nics.end();) {
+        NicState& nic = *it;
+        bool vanished = false;
+        auto note = [&](Section s, const Error& e) {
+            if (e.code == Errc::Unsupported) return;
+            if (e.code == Errc::NoSuchInterface) {
+                vanished = true;
+                return;
+            }
+            nic.problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
+        };
+        for (Section s : kEthtoolSections) {
+            auto r = eth_->get(ethnl::get_cmd(s), nic.id.ifindex, flags_for(s),
+                               [&](const nlmsghdr* nlh) -> Result<void> {
+                                   auto rep = ethnl::decode_settings(s, nlh);
+                                   if (!rep) return std::unexpected(rep.error());
+                                   merge_values(nic.values, rep->values, s);
+                                   return {};
+                               });
+            if (!r) note(s, r.error());
+            if (vanished) break;
+        }
+        if (!vanished) {
+            if (!names) {
+                auto n = eth_->feature_names();
+                if (!n) return std::unexpected(n.error());
+                names = *n;
+            }
+            auto r =
+                eth_->get(ETHTOOL_MSG_FEATURES_GET, nic.id.ifindex, ETHTOOL_FLAG_COMPACT_BITSETS,
+                          [&](const nlmsghdr* nlh) -> Result<void> {
+                              auto rep = ethnl::decode_features(nlh);
+                              if (!rep) return std::unexpected(rep.error());
+                              set_features(nic, std::move(*rep), names);
+                              return {};
+                          });
+            if (!r) note(Section::Features, r.error());
+        }
+        if (vanished) {
+            if (named)
+                return fail(Errc::NoSuchInterface, nic.id.name,
+                            "interface vanished while it was being read");
+            it = nics.erase(it);
+            continue;
+        }
+        ++it;
+    }
+    return {};
+}
+
+void NetlinkBackend::read_identity(NicState& nic) {
+    if (auto d = ioctl_.drvinfo(nic.id.name)) {
+        nic.id.driver = d->driver;
+        nic.id.driver_version = d->version;
+        nic.id.firmware_version = d->firmware_version;
+        nic.id.expansion_rom_version = d->expansion_rom_version;
+        nic.id.bus_info = d->bus_info;
+    } else if (d.error().code != Errc::Unsupported && d.error().code != Errc::NoSuchInterface) {
+        nic.problems.push_back(
+            ReadProblem{Section::Link, d.error().sys_errno, "driver info: " + d.error().str()});
+    }
+    if (nic.id.driver) nic.id.module_version = sysfs_.module_version(*nic.id.driver);
+    if (!nic.id.physical) return;
+    if (auto pci = sysfs_.pci_for(nic.id.name)) {
+        nic.id.pci_slot = pci->slot;
+        nic.id.pci_id = pci->id;
+        nic.id.pci_subsystem = pci->subsystem;
+        nic.id.numa_node = pci->numa_node;
+        nic.id.sriov_vf = pci->sriov_vf;
+        if (pci->modalias) {
+            auto names = hwdb_.lookup(*pci->modalias);
+            nic.id.vendor_name = names.vendor;
+            nic.id.model_name = names.model;
+        }
+    }
+}
+
+Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest& req) {
+    auto links = list_links(req);
+    if (!links) return std::unexpected(links.error());
+
+    std::vector<NicState> nics(links->size());
+    for (std::size_t i = 0; i < links->size(); ++i)
+        copy_link((*links)[i], nics[i]);
+
+    if (opts_.after_list) {
+        std::vector<std::string> names;
+        for (const auto& n : nics)
+            names.push_back(n.id.name);
+        opts_.after_list(names);
+    }
+
+    const bool named = !req.names.empty();
+    if (named && nics.size() <= opts_.per_device_limit) {
+        if (auto r = read_ethtool_per_device(nics, true); !r) return std::unexpected(r.error());
+    } else {
+        if (auto r = read_ethtool_dumps(nics); !r) return std::unexpected(r.error());
+    }
+
+    for (auto it = nics.begin(); it != nics.end();) {
+        read_identity(*it);
+        // A link that left between the dump and now has no driver info and no
+        // ethtool data; confirm with the kernel before dropping or failing.
+        if (!it->id.driver && !it->features) {
+            if (auto l = rtnl_->get_link(it->id.ifindex);
+                !l && l.error().code == Errc::NoSuchInterface) {
+                if (named)
+                    return fail(Errc::NoSuchInterface, it->id.name,
+                                "interface vanished while it was being read");
+                it = nics.erase(it);
+                continue;
+            }
+        }
+        ++it;
+    }
+    return nics;
+}
+
+Result<SystemState> NetlinkBackend::read_system(std::span<const std::string> extra_sysctls) {
+    SystemState sys;
+    sys.tuned = tuned::read_state(opts_.tuned);
+    std::vector<std::string> names;
+    for (auto n : sysctl_audit_defaults())
+        names.emplace_back(n);
+    for (const auto& n : extra_sysctls)
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    for (const auto& n : names) {
+        // Unreadable counts as absent: audit reports it, nothing depends on it.
+        auto v = procsys_.read(n);
+        sys.sysctl.push_back(SysctlValue{n, v ? *v : std::nullopt});
+    }
+    return sys;
+}
+
+}  // namespace nictune

@@ -1,0 +1,63 @@
+// The Backend that talks to the kernel: rtnetlink (libnl) for links,
+// ethtool netlink (libmnl) for the device families, the GDRVINFO ioctl for
+// driver identity, sysfs and the udev hwdb for the PCI function, /proc/sys
+// for sysctls and tuned's D-Bus API for the system profile.
+//
+// Reading many interfaces costs one dump per message family, not one request
+// per device, so the cost per interface stays flat as their number grows.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "ethnl/socket.hpp"
+#include "rtnl/link.hpp"
+#include "sysinfo/drvinfo.hpp"
+#include "sysinfo/hwdb.hpp"
+#include "sysinfo/procsys.hpp"
+#include "sysinfo/sysfs.hpp"
+#include "tuned/tuned_client.hpp"
+
+namespace nictune {
+
+struct NetlinkBackendOptions {
+    std::filesystem::path sysfs_root = "/sys";
+    std::filesystem::path procsys_root = "/proc/sys";
+    tuned::Options tuned;
+    // Up to this many named interfaces are read with per-device requests;
+    // more (or all) with one dump per family.
+    std::size_t per_device_limit = 8;
+    // Test hook: runs after the link list is known and before the devices
+    // are read (lets a test remove an interface in between).
+    std::function<void(const std::vector<std::string>& names)> after_list;
+};
+
+class NetlinkBackend final : public Backend {
+  public:
+    // Opens the sockets in the calling thread's network namespace.
+    static Result<std::unique_ptr<NetlinkBackend>> open(NetlinkBackendOptions opts = {});
+
+    Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) override;
+    Result<SystemState> read_system(std::span<const std::string> extra_sysctls) override;
+
+  private:
+    NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl::Socket> rt,
+                   std::unique_ptr<ethnl::Socket> eth, sysinfo::IoctlSocket io);
+
+    Result<std::vector<rtnl::Link>> list_links(const ReadRequest& req);
+    Result<void> read_ethtool_dumps(std::vector<NicState>& nics);
+    Result<void> read_ethtool_per_device(std::vector<NicState>& nics, bool named);
+    void read_identity(NicState& nic);
+
+    NetlinkBackendOptions opts_;
+    std::unique_ptr<rtnl::Socket> rtnl_;
+    std::unique_ptr<ethnl::Socket> eth_;
+    sysinfo::IoctlSocket ioctl_;
+    sysinfo::Sysfs sysfs_;
+    sysinfo::Hwdb hwdb_;
+    sysinfo::ProcSys procsys_;
+};
+
+}  // namespace nictune

@@ -1,0 +1,147 @@
+#include "profile/facts.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "profile/driver_facts_data.hpp"
+#include "util/strings.hpp"
+
+namespace nictune {
+namespace {
+
+std::unexpected<Error> invalid(const toml::source_region& r, const std::string& file,
+                               std::string msg) {
+    return fail(Errc::InvalidProfile, SourceLoc{file, r.begin.line, r.begin.column}.str(),
+                std::move(msg));
+}
+
+Result<std::string> get_string(const toml::node& n, const std::string& file,
+                               const std::string& what) {
+    if (auto s = n.as_string()) return s->get();
+    return invalid(n.source(), file, what + ": expected a string");
+}
+
+Result<std::vector<std::string>> get_strings(const toml::node& n, const std::string& file,
+                                             const std::string& what) {
+    std::vector<std::string> out;
+    auto arr = n.as_array();
+    if (!arr) return invalid(n.source(), file, what + ": expected an array of strings");
+    for (const auto& el : *arr) {
+        auto s = el.as_string();
+        if (!s) return invalid(el.source(), file, what + ": expected an array of strings");
+        out.push_back(to_lower(s->get()));
+    }
+    return out;
+}
+
+Result<BadVersion> parse_bad(const toml::node& n, const std::string& file,
+                             const std::string& what) {
+    auto t = n.as_table();
+    if (!t) return invalid(n.source(), file, what + ": expected a table {version, reason, fix}");
+    BadVersion bv;
+    for (auto&& [k, v] : *t) {
+        auto s = get_string(v, file, what + "." + std::string(k.str()));
+        if (!s) return std::unexpected(s.error());
+        if (k.str() == "version")
+            bv.version = *s;
+        else if (k.str() == "reason")
+            bv.reason = *s;
+        else if (k.str() == "fix")
+            bv.fix = *s;
+        else
+            return invalid(k.source(), file, what + ": unknown key " + quote(k.str()));
+    }
+    if (bv.version.empty()) return invalid(n.source(), file, what + ": 'version' is required");
+    return bv;
+}
+
+}  // namespace
+
+Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& file) {
+    toml::table root;
+    try {
+        root = toml::parse(text, std::string_view(file));
+    } catch (const toml::parse_error& e) {
+        return invalid(e.source(), file, std::string(e.description()));
+    }
+    FactsBook book;
+    for (auto&& [name, node] : root) {
+        auto t = node.as_table();
+        if (!t)
+            return invalid(name.source(), file,
+                           "[" + std::string(name.str()) + "] must be a table");
+        DriverFacts f;
+        f.driver = name.str();
+        for (auto&& [k, v] : *t) {
+            const std::string key(k.str());
+            const std::string what = f.driver + "." + key;
+            if (key == "description" || key == "recommended_version" || key == "coalesce_note") {
+                auto s = get_string(v, file, what);
+                if (!s) return std::unexpected(s.error());
+                if (key == "description")
+                    f.description = *s;
+                else if (key == "recommended_version")
+                    f.recommended_version = *s;
+                else
+                    f.coalesce_note = *s;
+            } else if (key == "max_mtu") {
+                auto i = v.as_integer();
+                if (!i || i->get() < 68 || i->get() > 65535)
+                    return invalid(v.source(), file, what + ": expected a number in 68..65535");
+                f.max_mtu = static_cast<uint32_t>(i->get());
+            } else if (key == "pci_ids") {
+                auto l = get_strings(v, file, what);
+                if (!l) return std::unexpected(l.error());
+                f.pci_ids = *l;
+            } else if (key == "bad_versions") {
+                auto arr = v.as_array();
+                if (!arr) return invalid(v.source(), file, what + ": expected an array of tables");
+                for (const auto& el : *arr) {
+                    auto bv = parse_bad(el, file, what);
+                    if (!bv) return std::unexpected(bv.error());
+                    f.bad_versions.push_back(std::move(*bv));
+                }
+            } else {
+                return invalid(k.source(), file,
+                               "unknown key " + quote(key) + " in [" + f.driver + "]");
+            }
+        }
+        book.drivers_.push_back(std::move(f));
+    }
+    return book;
+}
+
+const FactsBook& FactsBook::builtin() {
+    static const FactsBook book = [] {
+        auto b = parse(kDriverFactsToml, "driver-facts.toml (built in)");
+        if (!b) {
+            // The file is validated by a unit test; a broken build must not start.
+            std::fprintf(stderr, "nictune: built-in %s\n", b.error().str().c_str());
+            std::abort();
+        }
+        return std::move(*b);
+    }();
+    return book;
+}
+
+const DriverFacts* FactsBook::find(std::string_view driver) const {
+    for (const auto& f : drivers_)
+        if (f.driver == driver) return &f;
+    return nullptr;
+}
+
+void FactsBook::merge(const FactsBook& other) {
+    for (const auto& f : other.drivers_) {
+        auto it = std::find_if(drivers_.begin(), drivers_.end(),
+                               [&](const DriverFacts& d) { return d.driver == f.driver; });
+        if (it != drivers_.end())
+            *it = f;
+        else
+            drivers_.push_back(f);
+    }
+}
+
+}  // namespace nictune

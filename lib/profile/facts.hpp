@@ -1,0 +1,49 @@
+// The shipped knowledge file of driver facts (profiles/driver-facts.toml):
+// known-bad versions with the reason and the fix, max MTUs, PCI ids. It is
+// compiled into the binaries so that an uninstalled build knows the same as
+// an installed one; /etc/nictune/driver-facts.toml may add to it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/profile.hpp"
+#include "util/error.hpp"
+
+namespace nictune {
+
+struct BadVersion {
+    std::string version;
+    std::string reason;  // one line, with its source
+    std::string fix;
+};
+
+struct DriverFacts {
+    std::string driver;
+    std::string description;
+    std::optional<uint32_t> max_mtu;
+    std::optional<std::string> recommended_version;
+    std::vector<std::string> pci_ids;
+    std::vector<BadVersion> bad_versions;
+    std::string coalesce_note;  // what rx_usecs values mean on this driver
+};
+
+class FactsBook {
+  public:
+    // Parses a facts file; errors are "file:line:column: message".
+    static Result<FactsBook> parse(std::string_view text, const std::string& file);
+    // The facts compiled in from profiles/driver-facts.toml.
+    static const FactsBook& builtin();
+
+    [[nodiscard]] const DriverFacts* find(std::string_view driver) const;
+    [[nodiscard]] const std::vector<DriverFacts>& drivers() const { return drivers_; }
+    // Adds or replaces drivers from another book (an admin's file).
+    void merge(const FactsBook& other);
+
+  private:
+    std::vector<DriverFacts> drivers_;
+};
+
+}  // namespace nictune

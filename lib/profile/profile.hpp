@@ -1,0 +1,81 @@
+// A tuning profile after parsing and validation: what the operator asked for,
+// each value with the file:line:column it came from.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/schema.hpp"
+
+namespace nictune {
+
+struct SourceLoc {
+    std::string file;
+    uint32_t line = 0;
+    uint32_t column = 0;
+    // "file:line:column" (or just "file" when the position is unknown)
+    [[nodiscard]] std::string str() const;
+};
+
+// A requested device value: a number (bools are 0/1, enums their wire
+// value) or "max" (the device's maximum, for rings and channels).
+struct Target {
+    uint64_t value = 0;
+    bool is_max = false;
+    SourceLoc loc;
+    bool operator==(const Target& o) const { return value == o.value && is_max == o.is_max; }
+};
+
+struct FeatureRequest {
+    std::string name;  // as written: kernel name or ethtool alias
+    bool on = false;
+    SourceLoc loc;
+};
+
+struct SysctlRequest {
+    std::string name;  // dotted
+    std::string value;
+    SourceLoc loc;
+};
+
+struct ProfileMatch {
+    std::vector<std::string> drivers;
+    std::vector<std::string> pci_ids;     // lower-case "8086:10fb"
+    std::vector<std::string> interfaces;  // globs
+    [[nodiscard]] bool empty() const {
+        return drivers.empty() && pci_ids.empty() && interfaces.empty();
+    }
+};
+
+struct DriverRequirement {
+    std::optional<std::string> min_version;
+    std::vector<std::string> bad_versions;
+};
+
+struct Profile {
+    std::string name;
+    std::string file;                // the profile's own file (includes are listed in `files`)
+    std::vector<std::string> files;  // every file that contributed, includes first
+    std::string description;
+    std::vector<std::string> includes;
+    SourceLoc include_loc;             // where [profile] include is written
+    std::optional<uint32_t> priority;  // unset: 0, or inherited from an include
+    ProfileMatch match;
+    DriverRequirement driver;
+    std::array<std::optional<Target>, kKeyCount> settings;  // writable device keys only
+    std::vector<FeatureRequest> features;                   // in file order
+    std::vector<SysctlRequest> sysctl;
+    std::optional<std::string> tuned_profile;
+    SourceLoc tuned_loc;
+
+    [[nodiscard]] const std::optional<Target>& setting(Key k) const {
+        return settings[key_index(k)];
+    }
+    // True when the profile asks for nothing at all.
+    [[nodiscard]] bool empty() const;
+};
+
+}  // namespace nictune

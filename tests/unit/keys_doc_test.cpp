@@ -1,0 +1,34 @@
+#include "report/keys_doc.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace nictune {
+namespace {
+
+// docs/profiles.md is generated from the schema table; regenerate it with
+// `nictunectl keys --markdown > docs/profiles.md` when the table changes.
+TEST(ProfileReference, CommittedDocMatchesTheSchemaTable) {
+    std::ifstream in(std::string(NICTUNE_SOURCE_DIR) + "/docs/profiles.md");
+    ASSERT_TRUE(in) << "docs/profiles.md is missing";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str(), report::keys_markdown())
+        << "docs/profiles.md is stale: run `nictunectl keys --markdown > docs/profiles.md`";
+}
+
+TEST(ProfileReference, ListsEveryWritableKey) {
+    auto j = report::keys_json();
+    bool has_rx_usecs = false, has_mtu = false;
+    for (const auto& k : j["keys"]) {
+        has_rx_usecs |= k["section"] == "coalesce" && k["key"] == "rx_usecs";
+        has_mtu |= k["section"] == "link" && k["key"] == "mtu";
+    }
+    EXPECT_TRUE(has_rx_usecs);
+    EXPECT_TRUE(has_mtu);
+}
+
+}  // namespace
+}  // namespace nictune

@@ -1,0 +1,333 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "profile/loader.hpp"
+
+namespace nictune::profile {
+namespace {
+namespace fs = std::filesystem;
+
+// The error a document produces, as "file:line:column: message".
+std::string error_of(const std::string& text) {
+    auto r = parse(text, "p.toml");
+    if (r) return "(no error)";
+    EXPECT_EQ(r.error().code, Errc::InvalidProfile);
+    return r.error().str();
+}
+
+TEST(ProfileParser, ReadsEverySection) {
+    auto p = parse(R"(
+[profile]
+description = "test"
+priority = 5
+[match]
+drivers = ["ixgbe"]
+pci_ids = "8086:10FB"
+interfaces = ["p4p*"]
+[driver]
+min_version = "5.3.6"
+bad_versions = ["4.0.1-k"]
+[link]
+mtu = 9014
+[coalesce]
+adaptive_rx = true
+rx_usecs = 50
+[rings]
+rx = "max"
+tx = 1024
+[channels]
+combined = 4
+[features]
+gro = false
+rx-lro = true
+[pause]
+rx = false
+[sysctl]
+"net.core.rmem_max" = 16777216
+net.ipv4.tcp_rmem = [4096, 87380, 16777216]
+net.ipv4.tcp_timestamps = "0"
+[tuned]
+profile = "latency-performance"
+)",
+                   "p.toml");
+    ASSERT_TRUE(p) << p.error().str();
+    EXPECT_EQ(p->description, "test");
+    EXPECT_EQ(p->priority, 5U);
+    EXPECT_EQ(p->match.drivers, std::vector<std::string>{"ixgbe"});
+    EXPECT_EQ(p->match.pci_ids, std::vector<std::string>{"8086:10fb"});
+    EXPECT_EQ(p->driver.min_version, "5.3.6");
+    ASSERT_TRUE(p->setting(Key::LinkMtu));
+    EXPECT_EQ(p->setting(Key::LinkMtu)->value, 9014U);
+    EXPECT_EQ(p->setting(Key::LinkMtu)->loc.str(), "p.toml:13:7");
+    EXPECT_EQ(p->setting(Key::CoalAdaptiveRx)->value, 1U);
+    EXPECT_TRUE(p->setting(Key::RingsRx)->is_max);
+    EXPECT_EQ(p->setting(Key::RingsTx)->value, 1024U);
+    EXPECT_EQ(p->setting(Key::ChanCombined)->value, 4U);
+    EXPECT_EQ(p->setting(Key::PauseRx)->value, 0U);
+    ASSERT_EQ(p->features.size(), 2U);
+    EXPECT_EQ(p->features[0].name, "gro");
+    EXPECT_FALSE(p->features[0].on);
+    ASSERT_EQ(p->sysctl.size(), 3U);
+    EXPECT_EQ(p->sysctl[0].name, "net.core.rmem_max");
+    EXPECT_EQ(p->sysctl[0].value, "16777216");
+    EXPECT_EQ(p->sysctl[1].name, "net.ipv4.tcp_rmem");
+    EXPECT_EQ(p->sysctl[1].value, "4096 87380 16777216");
+    EXPECT_EQ(p->tuned_profile, "latency-performance");
+}
+
+TEST(ProfileParser, SyntaxErrorsNameLineAndColumn) {
+    EXPECT_EQ(error_of("[link]\nmtu = = 9000\n").substr(0, 11), "p.toml:2:7:");
+}
+
+TEST(ProfileParser, RejectsUnknownSectionWithSuggestion) {
+    EXPECT_EQ(error_of("[coalescing]\nrx_usecs = 1\n"),
+              "p.toml:1:2: unknown section [coalescing]; did you mean 'coalesce'?");
+}
+
+TEST(ProfileParser, RejectsUnknownKeyWithSuggestion) {
+    EXPECT_EQ(error_of("[coalesce]\nrx_usec = 1\n"),
+              "p.toml:2:1: unknown key 'rx_usec' in [coalesce]; did you mean 'rx_usecs'?");
+}
+
+TEST(ProfileParser, RejectsReadOnlyKeys) {
+    EXPECT_EQ(
+        error_of("[rings]\nrx_max = 4096\n"),
+        "p.toml:2:1: rings.rx_max is read-only: the device reports it, a profile cannot set it");
+}
+
+TEST(ProfileParser, RejectsWrongTypes) {
+    EXPECT_EQ(error_of("[link]\nmtu = \"9000\"\n"),
+              "p.toml:2:7: link.mtu: expected a number, got the string '9000'");
+    EXPECT_EQ(error_of("[coalesce]\nadaptive_rx = 1\n"),
+              "p.toml:2:15: coalesce.adaptive_rx: expected true or false, got an integer");
+    EXPECT_EQ(error_of("[coalesce]\nrx_usecs = 1.5\n"),
+              "p.toml:2:12: coalesce.rx_usecs: expected a number, got a float");
+    EXPECT_EQ(error_of("link = 5\n"),
+              "p.toml:1:1: 'link' must be a section ([link]), not an integer");
+}
+
+TEST(ProfileParser, RejectsNegativeAndHugeNumbers) {
+    EXPECT_EQ(error_of("[coalesce]\nrx_usecs = -5\n"),
+              "p.toml:2:12: coalesce.rx_usecs: -5 is out of range 0..4294967295 us");
+    EXPECT_EQ(error_of("[link]\nmtu = 70000\n"),
+              "p.toml:2:7: link.mtu: 70000 is out of range 68..65535 bytes");
+    EXPECT_EQ(error_of("[rings]\nrx = 9999999999999\n"),
+              "p.toml:2:6: rings.rx: 9999999999999 is out of range 0..4294967295 descriptors");
+}
+
+TEST(ProfileParser, AcceptsMaxOnlyWhereTheDeviceHasAMaximum) {
+    EXPECT_EQ(error_of("[coalesce]\nrx_usecs = \"max\"\n"),
+              "p.toml:2:12: coalesce.rx_usecs: expected a number, got the string 'max'");
+    EXPECT_EQ(
+        error_of("[channels]\ncombined = \"most\"\n"),
+        "p.toml:2:12: channels.combined: expected a number or \"max\", got the string 'most'");
+}
+
+TEST(ProfileParser, RejectsUnknownFeatureNames) {
+    EXPECT_EQ(error_of("[features]\nrx-grow = true\n"),
+              "p.toml:2:1: unknown feature 'rx-grow'; did you mean 'rx-gro'?");
+}
+
+TEST(ProfileParser, AcceptsFeatureNamesTheRunningKernelKnows) {
+    FeatureNames runtime = {"rx-future-offload"};
+    ParseOptions opts;
+    opts.runtime_features = &runtime;
+    EXPECT_TRUE(parse("[features]\nrx-future-offload = true\n", "p.toml", opts));
+    EXPECT_FALSE(parse("[features]\nrx-future-offload = true\n", "p.toml"));
+}
+
+TEST(ProfileParser, RejectsSysctlsOutsideTheAllowlist) {
+    EXPECT_EQ(error_of("[sysctl]\n\"kernel.core_pattern\" = \"|/bin/sh\"\n"),
+              "p.toml:2:1: sysctl 'kernel.core_pattern' is not on nictune's allowlist (net.core.*, "
+              "net.ipv4.tcp_*, net.ipv4.udp_*, ...)");
+}
+
+TEST(ProfileParser, RejectsMalformedMatchValues) {
+    EXPECT_EQ(error_of("[match]\npci_ids = [\"8086-10fb\"]\n"),
+              "p.toml:2:11: match.pci_ids: '8086-10fb' is not a PCI id of the form \"8086:10fb\"");
+    EXPECT_EQ(error_of("[match]\ndrivers = [1]\n"),
+              "p.toml:2:12: match.drivers: expected strings in the array, got an integer");
+}
+
+TEST(ProfileParser, RejectsNulBytesAndGarbage) {
+    std::string garbage("[link]\nmtu = 1500\n\0\x01\x02", 21);
+    EXPECT_EQ(error_of(garbage), "p.toml:3:1: file contains a NUL byte: not a text profile");
+    EXPECT_NE(error_of("\xff\xfe\x80garbage"), "(no error)");
+}
+
+TEST(ProfileParser, RejectsAProfileThatSetsNothing) {
+    EXPECT_EQ(
+        error_of(""),
+        "p.toml:1:1: the profile sets nothing (no settings, includes or driver requirements)");
+    EXPECT_EQ(
+        error_of("[profile]\ndescription = \"x\"\n"),
+        "p.toml:1:1: the profile sets nothing (no settings, includes or driver requirements)");
+}
+
+TEST(ProfileParser, SurvivesDeepNesting) {
+    std::string deep = "[sysctl]\nnet.";
+    for (int i = 0; i < 200; ++i)
+        deep += "a.";
+    deep += "b = 1\n";
+    EXPECT_NE(error_of(deep), "(no error)");
+    std::string arrays = "[link]\nmtu = ";
+    for (int i = 0; i < 5000; ++i)
+        arrays += "[";
+    EXPECT_NE(error_of(arrays), "(no error)");
+}
+
+TEST(ProfileName, AcceptsPlainNamesOnly) {
+    EXPECT_TRUE(validate_name("x520-lowlatency"));
+    EXPECT_TRUE(validate_name("jumbo_9014.v2"));
+    EXPECT_FALSE(validate_name(""));
+    EXPECT_FALSE(validate_name("../etc/passwd"));
+    EXPECT_FALSE(validate_name("a/b"));
+    EXPECT_FALSE(validate_name(".hidden"));
+    EXPECT_FALSE(validate_name("-rf"));
+    EXPECT_FALSE(validate_name(std::string("a\0b", 3)));
+    EXPECT_FALSE(validate_name(std::string(300, 'a')));
+    EXPECT_EQ(validate_name("a/b").error().code, Errc::InvalidArgument);
+}
+
+class ProfileStoreTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/nictune-store-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        root_ = tmpl;
+        fs::create_directories(root_ / "admin");
+        fs::create_directories(root_ / "shipped");
+        fs::permissions(root_, fs::perms::owner_all | fs::perms::group_read |
+                                   fs::perms::group_exec | fs::perms::others_read |
+                                   fs::perms::others_exec);
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    void write(const std::string& rel, const std::string& text) {
+        std::ofstream(root_ / rel) << text;
+        fs::permissions(root_ / rel, fs::perms::owner_read | fs::perms::owner_write |
+                                         fs::perms::group_read | fs::perms::others_read);
+    }
+    Store store(bool root_owned = false) {
+        StoreOptions o;
+        o.search_path = {root_ / "admin", root_ / "shipped"};
+        o.require_root_owned = root_owned;
+        return Store(o);
+    }
+    fs::path root_;
+};
+
+TEST_F(ProfileStoreTest, AdminProfilesShadowShippedOnes) {
+    write("shipped/x.toml", "[link]\nmtu = 1500\n");
+    write("admin/x.toml", "[link]\nmtu = 9000\n");
+    auto p = store().load("x");
+    ASSERT_TRUE(p) << p.error().str();
+    EXPECT_EQ(p->setting(Key::LinkMtu)->value, 9000U);
+    auto list = store().list();
+    ASSERT_EQ(list.size(), 1U);
+    EXPECT_EQ(list[0].path, root_ / "admin/x.toml");
+    ASSERT_EQ(list[0].shadows.size(), 1U);
+    EXPECT_EQ(list[0].shadows[0], root_ / "shipped/x.toml");
+}
+
+TEST_F(ProfileStoreTest, IncludesAreMergedAndOverridden) {
+    write("shipped/base.toml",
+          "[link]\nmtu = 9014\n[coalesce]\nrx_usecs = 10\n[features]\ngro = true\n");
+    write("shipped/child.toml",
+          "[profile]\ninclude = \"base\"\n[coalesce]\nrx_usecs = 1\n[features]\ngro = false\n");
+    auto p = store().load("child");
+    ASSERT_TRUE(p) << p.error().str();
+    EXPECT_EQ(p->setting(Key::LinkMtu)->value, 9014U);
+    EXPECT_EQ(p->setting(Key::CoalRxUsecs)->value, 1U);
+    ASSERT_EQ(p->features.size(), 1U);
+    EXPECT_FALSE(p->features[0].on);
+    EXPECT_EQ(p->name, "child");
+}
+
+TEST_F(ProfileStoreTest, RejectsIncludeCycles) {
+    write("shipped/a.toml", "[profile]\ninclude = \"b\"\n[link]\nmtu = 1500\n");
+    write("shipped/b.toml", "[profile]\ninclude = [\"a\"]\n[link]\nmtu = 1500\n");
+    auto p = store().load("a");
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error().code, Errc::InvalidProfile);
+    EXPECT_EQ(p.error().str(),
+              (root_ / "shipped/b.toml").string() + ":2:11: include cycle: a -> b -> a");
+}
+
+TEST_F(ProfileStoreTest, MissingIncludeNamesTheIncludingFile) {
+    write("shipped/a.toml", "[profile]\ninclude = \"nope\"\n[link]\nmtu = 1500\n");
+    auto p = store().load("a");
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.error().str().find((root_ / "shipped/a.toml").string() +
+                                   ":2:11: include 'nope': no profile named"),
+              std::string::npos)
+        << p.error().str();
+}
+
+TEST_F(ProfileStoreTest, UnknownProfileIsAUserError) {
+    auto p = store().load("nope");
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error().code, Errc::NoSuchProfile);
+    EXPECT_TRUE(p.error().is_user_error());
+}
+
+TEST_F(ProfileStoreTest, RefusesFilesOthersCanWriteWhenRunningAsRoot) {
+    write("shipped/open.toml", "[link]\nmtu = 1500\n");
+    fs::permissions(root_ / "shipped/open.toml", fs::perms::others_write, fs::perm_options::add);
+    auto p = store(true).load("open");
+    ASSERT_FALSE(p);
+    const auto msg = p.error().str();
+    EXPECT_NE(msg.find("refusing to load"), std::string::npos) << msg;
+    if (geteuid() == 0) {
+        EXPECT_NE(msg.find("writable by everyone"), std::string::npos) << msg;
+    }
+}
+
+TEST_F(ProfileStoreTest, RefusesDirectoriesOthersCanWrite) {
+    write("shipped/x.toml", "[link]\nmtu = 1500\n");
+    fs::permissions(root_ / "shipped", fs::perms::group_write, fs::perm_options::add);
+    auto p = store(true).load("x");
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.error().str().find("refusing to load"), std::string::npos) << p.error().str();
+}
+
+TEST_F(ProfileStoreTest, RefusesHugeFiles) {
+    write("shipped/big.toml", "[link]\nmtu = 1500\n# " + std::string(kMaxFileSize, 'x') + "\n");
+    auto p = store().load("big");
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.error().str().find("the limit is 1048576"), std::string::npos) << p.error().str();
+}
+
+TEST_F(ProfileStoreTest, ReportsSymlinkLoopsAndUnreadableFiles) {
+    fs::create_symlink(root_ / "shipped/loop.toml", root_ / "shipped/loop.toml");
+    auto p = store().load("loop");
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error().str(), (root_ / "shipped/loop.toml").string() + ": symbolic link loop");
+    write("shipped/dir.toml", "");
+    fs::remove(root_ / "shipped/dir.toml");
+    fs::create_directory(root_ / "shipped/dir.toml");
+    auto d = store().load("dir");
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().str(), (root_ / "shipped/dir.toml").string() + ": not a regular file");
+}
+
+}  // namespace
+}  // namespace nictune::profile
+
+namespace nictune::profile {
+namespace {
+
+TEST(ProfileParser, RejectsAnAliasThatContradictsAKernelName) {
+    EXPECT_EQ(
+        error_of("[features]\ngro = false\nrx-gro = true\n"),
+        "p.toml:3:1: features.rx-gro = true contradicts features.gro = false (both cover rx-gro)");
+    EXPECT_TRUE(parse("[features]\ngro = true\nrx-gro = true\n", "p.toml"));
+}
+
+}  // namespace
+}  // namespace nictune::profile
