@@ -5,12 +5,20 @@
 
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/nic_state.hpp"
 #include "util/error.hpp"
 
 namespace nictune {
+
+// An interface as a transaction addresses it: by ifindex, with its name for
+// messages (a rename between plan and apply is caught by the ifindex).
+struct NicRef {
+    int ifindex = 0;
+    std::string name;
+};
 
 struct ReadRequest {
     // Interfaces to read, by name. Empty: every interface of the namespace
@@ -29,6 +37,19 @@ class Backend {
 
     // tuned state and the named sysctls (plus the audit defaults).
     virtual Result<SystemState> read_system(std::span<const std::string> extra_sysctls) = 0;
+
+    // One SET of device keys of one section (Link: MTU/txqueuelen over
+    // rtnetlink; Coalesce, Rings, Channels, Pause: one ethtool message).
+    // Errors carry errno and the kernel's extack text.
+    virtual Result<void> set_device(const NicRef& nic, Section section,
+                                    std::span<const std::pair<Key, uint64_t>> values) = 0;
+    // Requests features by bit index (of the kernel's feature names); only the
+    // given bits change.
+    virtual Result<void> set_features(const NicRef& nic, uint32_t nbits,
+                                      std::span<const std::pair<std::size_t, bool>> bits) = 0;
+    virtual Result<void> set_sysctl(const std::string& name, const std::string& value) = 0;
+    // Switches tuned's profile (Errc::Unsupported when tuned is not running).
+    virtual Result<void> set_tuned_profile(const std::string& profile) = 0;
 };
 
 }  // namespace nictune

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ethnl/codecs.hpp"
+#include "model/value.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -34,8 +35,8 @@ void merge_values(DeviceValues& into, const DeviceValues& from, Section s) {
             if (auto v = from.get(k.key)) into.set(k.key, *v);
 }
 
-void set_features(NicState& nic, ethnl::FeaturesReply&& r,
-                  const std::shared_ptr<const FeatureNames>& names) {
+void store_features(NicState& nic, ethnl::FeaturesReply&& r,
+                    const std::shared_ptr<const FeatureNames>& names) {
     FeatureSet fs;
     fs.names = names;
     fs.hw = std::move(r.hw);
@@ -43,11 +44,6 @@ void set_features(NicState& nic, ethnl::FeaturesReply&& r,
     fs.active = std::move(r.active);
     fs.nochange = std::move(r.nochange);
     nic.features = std::move(fs);
-}
-
-uint32_t flags_for(Section s) {
-    // Compact bitsets: LINKMODES carries link-mode bitmaps we do not show.
-    return s == Section::Link ? ETHTOOL_FLAG_COMPACT_BITSETS : 0U;
 }
 
 }  // namespace
@@ -125,24 +121,24 @@ Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics) {
         by_index[n.id.ifindex] = &n;
 
     for (Section s : kEthtoolSections) {
-        auto r =
-            eth_->dump(ethnl::get_cmd(s), flags_for(s), [&](const nlmsghdr* nlh) -> Result<void> {
-                auto rep = ethnl::decode_settings(s, nlh);
-                if (!rep) return std::unexpected(rep.error());
-                if (auto it = by_index.find(rep->ifindex); it != by_index.end())
-                    merge_values(it->second->values, rep->values, s);
-                return {};
-            });
+        auto r = eth_->dump(ethnl::get_cmd(s), ethnl::request_flags(s),
+                            [&](const nlmsghdr* nlh) -> Result<void> {
+                                auto rep = ethnl::decode_settings(s, nlh);
+                                if (!rep) return std::unexpected(rep.error());
+                                if (auto it = by_index.find(rep->ifindex); it != by_index.end())
+                                    merge_values(it->second->values, rep->values, s);
+                                return {};
+                            });
         if (!r && r.error().code != Errc::Unsupported) return r;
     }
     auto names = eth_->feature_names();
     if (!names) return std::unexpected(names.error());
-    auto r = eth_->dump(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_FLAG_COMPACT_BITSETS,
+    auto r = eth_->dump(ETHTOOL_MSG_FEATURES_GET, ethnl::request_flags(Section::Features),
                         [&](const nlmsghdr* nlh) -> Result<void> {
                             auto rep = ethnl::decode_features(nlh);
                             if (!rep) return std::unexpected(rep.error());
                             if (auto it = by_index.find(rep->ifindex); it != by_index.end())
-                                set_features(*it->second, std::move(*rep), *names);
+                                store_features(*it->second, std::move(*rep), *names);
                             return {};
                         });
     if (!r && r.error().code != Errc::Unsupported) return r;
@@ -163,7 +159,7 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
             nic.problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
         };
         for (Section s : kEthtoolSections) {
-            auto r = eth_->get(ethnl::get_cmd(s), nic.id.ifindex, flags_for(s),
+            auto r = eth_->get(ethnl::get_cmd(s), nic.id.ifindex, ethnl::request_flags(s),
                                [&](const nlmsghdr* nlh) -> Result<void> {
                                    auto rep = ethnl::decode_settings(s, nlh);
                                    if (!rep) return std::unexpected(rep.error());
@@ -179,14 +175,14 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
                 if (!n) return std::unexpected(n.error());
                 names = *n;
             }
-            auto r =
-                eth_->get(ETHTOOL_MSG_FEATURES_GET, nic.id.ifindex, ETHTOOL_FLAG_COMPACT_BITSETS,
-                          [&](const nlmsghdr* nlh) -> Result<void> {
-                              auto rep = ethnl::decode_features(nlh);
-                              if (!rep) return std::unexpected(rep.error());
-                              set_features(nic, std::move(*rep), names);
-                              return {};
-                          });
+            auto r = eth_->get(ETHTOOL_MSG_FEATURES_GET, nic.id.ifindex,
+                               ethnl::request_flags(Section::Features),
+                               [&](const nlmsghdr* nlh) -> Result<void> {
+                                   auto rep = ethnl::decode_features(nlh);
+                                   if (!rep) return std::unexpected(rep.error());
+                                   store_features(nic, std::move(*rep), names);
+                                   return {};
+                               });
             if (!r) note(Section::Features, r.error());
         }
         if (vanished) {
@@ -283,6 +279,79 @@ Result<SystemState> NetlinkBackend::read_system(std::span<const std::string> ext
         sys.sysctl.push_back(SysctlValue{n, v ? *v : std::nullopt});
     }
     return sys;
+}
+
+namespace {
+
+// "p4p1: rings.rx=4096, rings.tx=4096: set", the context of a failed SET.
+std::string set_context(const NicRef& nic, std::span<const std::pair<Key, uint64_t>> values) {
+    std::string out = nic.name + ": ";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i) out += ", ";
+        out += key_path(values[i].first) + "=" +
+               to_string(scalar_of(values[i].first, values[i].second));
+    }
+    return out + ": set";
+}
+
+Error with_context(Error e, std::string context) {
+    e.context = std::move(context);
+    if (e.sys_errno == ENODEV) e.code = Errc::NoSuchInterface;
+    return e;
+}
+
+}  // namespace
+
+Result<void> NetlinkBackend::set_device(const NicRef& nic, Section section,
+                                        std::span<const std::pair<Key, uint64_t>> values) {
+    if (values.empty()) return {};
+    if (section == Section::Link) {
+        rtnl::LinkChange change;
+        for (const auto& [k, v] : values) {
+            if (k == Key::LinkMtu)
+                change.mtu = static_cast<uint32_t>(v);
+            else if (k == Key::LinkTxqueuelen)
+                change.txqueuelen = static_cast<uint32_t>(v);
+            else
+                return fail(Errc::Internal, set_context(nic, values),
+                            key_path(k) + " cannot be set");
+        }
+        auto r = rtnl_->change_link(nic.ifindex, change);
+        if (!r) return std::unexpected(with_context(r.error(), set_context(nic, values)));
+        return {};
+    }
+    auto r = eth_->set(ethnl::set_cmd(section), nic.ifindex,
+                       [&](nlmsghdr* nlh) { ethnl::encode_settings(nlh, section, values); });
+    if (!r) return std::unexpected(with_context(r.error(), set_context(nic, values)));
+    return {};
+}
+
+Result<void> NetlinkBackend::set_features(const NicRef& nic, uint32_t nbits,
+                                          std::span<const std::pair<std::size_t, bool>> bits) {
+    if (bits.empty()) return {};
+    auto r = eth_->set(ETHTOOL_MSG_FEATURES_SET, nic.ifindex,
+                       [&](nlmsghdr* nlh) { ethnl::encode_features(nlh, nbits, bits); });
+    if (!r) {
+        std::string ctx = nic.name + ": ";
+        auto names = eth_->feature_names();
+        for (std::size_t i = 0; i < bits.size(); ++i) {
+            if (i) ctx += ", ";
+            const bool named = names && bits[i].first < (*names)->size();
+            ctx += "features." +
+                   (named ? (**names)[bits[i].first] : std::to_string(bits[i].first)) + "=" +
+                   (bits[i].second ? "on" : "off");
+        }
+        return std::unexpected(with_context(r.error(), ctx + ": set"));
+    }
+    return {};
+}
+
+Result<void> NetlinkBackend::set_sysctl(const std::string& name, const std::string& value) {
+    return procsys_.write(name, value);
+}
+
+Result<void> NetlinkBackend::set_tuned_profile(const std::string& profile) {
+    return tuned::switch_profile(opts_.tuned, profile);
 }
 
 }  // namespace nictune

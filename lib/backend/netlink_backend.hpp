@@ -41,6 +41,12 @@ class NetlinkBackend final : public Backend {
 
     Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) override;
     Result<SystemState> read_system(std::span<const std::string> extra_sysctls) override;
+    Result<void> set_device(const NicRef& nic, Section section,
+                            std::span<const std::pair<Key, uint64_t>> values) override;
+    Result<void> set_features(const NicRef& nic, uint32_t nbits,
+                              std::span<const std::pair<std::size_t, bool>> bits) override;
+    Result<void> set_sysctl(const std::string& name, const std::string& value) override;
+    Result<void> set_tuned_profile(const std::string& profile) override;
 
   private:
     NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl::Socket> rt,

@@ -47,6 +47,10 @@ uint8_t get_cmd(Section s);  // ETHTOOL_MSG_*_GET
 uint8_t set_cmd(Section s);  // ETHTOOL_MSG_*_SET
 // The section a kernel message (GET_REPLY or NTF) belongs to; nullopt for others.
 std::optional<Section> section_of_kernel_msg(uint8_t cmd);
+// The header flags a GET or dump of `s` should carry: ETHTOOL_FLAG_COMPACT_BITSETS
+// for Features and Link (LINKMODES), whose replies hold bitsets; 0 otherwise.
+// Socket::get()/dump() take the flags from the caller, so callers pass this.
+uint32_t request_flags(Section s);
 // The request header nest attribute of each family (ETHTOOL_A_*_HEADER == 1 for all).
 inline constexpr uint16_t kHeaderAttr = 1;
 

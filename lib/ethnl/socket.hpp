@@ -40,7 +40,9 @@ class Socket {
 
     // One dump request for every device in the namespace. Devices whose
     // driver does not support the family are silently skipped by the kernel.
-    // header_flags: ETHTOOL_FLAG_* for the request header.
+    // header_flags: ETHTOOL_FLAG_* for the request header; pass
+    // request_flags(section) (codecs.hpp) so that FEATURES and LINKMODES
+    // come with compact bitsets.
     Result<void> dump(uint8_t cmd, uint32_t header_flags, const ReplyFn& on_reply);
 
     // GET for one device. ENODEV -> Errc::NoSuchInterface, EOPNOTSUPP ->
@@ -55,7 +57,9 @@ class Socket {
     Result<std::shared_ptr<const FeatureNames>> feature_names();
 
     // Joins the "monitor" multicast group; notifications are then read with
-    // receive_notifications() on fd().
+    // receive_notifications() on fd(). Use a socket of its own for the monitor:
+    // notifications that arrive while a request on the same socket waits for
+    // its reply are dropped.
     Result<void> subscribe_monitor();
     [[nodiscard]] int fd() const;
     // Reads what is queued without blocking and calls on_msg for each message.

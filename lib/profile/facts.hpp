@@ -1,4 +1,4 @@
-// The shipped knowledge file of driver facts (profiles/driver-facts.toml):
+// The shipped knowledge file of driver facts (profiles/facts/driver-facts.toml):
 // known-bad versions with the reason and the fix, max MTUs, PCI ids. It is
 // compiled into the binaries so that an uninstalled build knows the same as
 // an installed one; /etc/nictune/driver-facts.toml may add to it.
@@ -34,7 +34,7 @@ class FactsBook {
   public:
     // Parses a facts file; errors are "file:line:column: message".
     static Result<FactsBook> parse(std::string_view text, const std::string& file);
-    // The facts compiled in from profiles/driver-facts.toml.
+    // The facts compiled in from profiles/facts/driver-facts.toml.
     static const FactsBook& builtin();
 
     [[nodiscard]] const DriverFacts* find(std::string_view driver) const;

@@ -31,7 +31,7 @@ bool Error::is_user_error() const {
     }
 }
 
-Error&& Error::within(std::string_view outer) && {
+Error Error::within(std::string_view outer) && {
     if (context.empty())
         context = outer;
     else

@@ -37,7 +37,7 @@ struct Error {
     [[nodiscard]] bool is_user_error() const;
 
     // Prefix the context, e.g. with the interface name: "p4p1: " + context.
-    Error&& within(std::string_view outer) &&;
+    [[nodiscard]] Error within(std::string_view outer) &&;
 };
 
 template <class T>

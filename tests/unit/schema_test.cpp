@@ -1,16 +1,17 @@
+#include "model/schema.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
-
-#include "model/schema.hpp"
 
 namespace nictune {
 namespace {
 
 TEST(Schema, KeyNamesAreUniqueWithinASection) {
     std::set<std::string> seen;
-    for (const auto& k : device_keys()) EXPECT_TRUE(seen.insert(key_path(k.key)).second) << key_path(k.key);
+    for (const auto& k : device_keys())
+        EXPECT_TRUE(seen.insert(key_path(k.key)).second) << key_path(k.key);
 }
 
 TEST(Schema, EveryQueueKeyNamesAReadOnlyLimitInItsSection) {

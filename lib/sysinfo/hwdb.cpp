@@ -1,0 +1,37 @@
+#include "sysinfo/hwdb.hpp"
+
+#include <systemd/sd-hwdb.h>
+
+namespace nictune::sysinfo {
+namespace {
+
+std::optional<std::string> property(sd_hwdb* db, const std::string& modalias, const char* key) {
+    const char* value = nullptr;
+    if (sd_hwdb_get(db, modalias.c_str(), key, &value) < 0 || value == nullptr) return std::nullopt;
+    return std::string(value);
+}
+
+}  // namespace
+
+Hwdb::Hwdb() = default;
+
+Hwdb::~Hwdb() {
+    if (db_ != nullptr) sd_hwdb_unref(db_);
+}
+
+HwdbNames Hwdb::lookup(std::string_view modalias) {
+    if (!tried_) {
+        tried_ = true;
+        // Without udev's hwdb.bin (minimal systems, containers) this fails
+        // with ENOENT and the names stay absent.
+        if (sd_hwdb_new(&db_) < 0) db_ = nullptr;
+    }
+    HwdbNames names;
+    if (db_ == nullptr || modalias.empty()) return names;
+    const std::string key(modalias);
+    names.vendor = property(db_, key, "ID_VENDOR_FROM_DATABASE");
+    names.model = property(db_, key, "ID_MODEL_FROM_DATABASE");
+    return names;
+}
+
+}  // namespace nictune::sysinfo

@@ -1,0 +1,108 @@
+#include "sysinfo/procsys.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "sysinfo/text_file.hpp"
+
+namespace nictune::sysinfo {
+namespace {
+
+std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    out += s;
+    out += '"';
+    return out;
+}
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+}  // namespace
+
+ProcSys::ProcSys(std::filesystem::path root) : root_(std::move(root)) {}
+
+Result<std::filesystem::path> ProcSys::path_of(std::string_view name) const {
+    auto invalid = [&](const char* why) {
+        return fail(Errc::InvalidArgument, "sysctl",
+                    "invalid sysctl name " + quoted(name) + ": " + why);
+    };
+    if (name.empty()) return invalid("empty");
+    // '/' is sysctl(8)'s other separator, which would let a name escape the
+    // dotted form (and with "..", the tree); only dots are accepted.
+    if (name.find('/') != std::string_view::npos) return invalid("contains '/'");
+    if (name.find('\0') != std::string_view::npos) return invalid("contains NUL");
+    std::filesystem::path p = root_;
+    std::string_view rest = name;
+    for (;;) {
+        const auto dot = rest.find('.');
+        const std::string_view part = rest.substr(0, dot);
+        if (part.empty()) return invalid("empty component");
+        if (!detail::safe_component(part)) return invalid("invalid component");
+        p /= part;
+        if (dot == std::string_view::npos) break;
+        rest = rest.substr(dot + 1);
+    }
+    return p;
+}
+
+Result<std::optional<std::string>> ProcSys::read(std::string_view name) const {
+    auto path = path_of(name);
+    if (!path) return std::unexpected(std::move(path.error()));
+    const auto f = detail::read_text_file(*path);
+    if (f.sys_errno != 0) return fail_errno(f.sys_errno, "sysctl." + std::string(name) + ": read");
+    if (!f.content) return std::optional<std::string>{};
+    return std::optional<std::string>{normalize_sysctl_value(*f.content)};
+}
+
+Result<void> ProcSys::write(std::string_view name, std::string_view value) const {
+    const std::string context = "sysctl." + std::string(name) + "=" + quoted(value) + ": set";
+    auto path = path_of(name);
+    if (!path) return std::unexpected(std::move(path.error()));
+    // A newline would let one value become several writes to a vector sysctl.
+    if (value.find_first_of(std::string_view("\n\0", 2)) != std::string_view::npos)
+        return fail(Errc::InvalidArgument, context, "value contains a newline or NUL");
+    // No O_CREAT: a missing sysctl is an error, never a new file.
+    const int fd = ::open(path->c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (err == ENOENT || err == ENOTDIR) {
+            auto e = fail_errno(err, context, Errc::Unsupported);
+            e.error().message = "no such sysctl on this system";
+            return e;
+        }
+        return fail_errno(err, context);
+    }
+    // The kernel parses a sysctl from a single write; a short write would
+    // leave it half set, so it counts as a failure.
+    ssize_t n = -1;
+    do {
+        n = ::write(fd, value.data(), value.size());
+    } while (n < 0 && errno == EINTR);
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) return fail_errno(err, context, Errc::Kernel);
+    if (static_cast<std::size_t>(n) != value.size()) return fail(Errc::Io, context, "short write");
+    return {};
+}
+
+std::string normalize_sysctl_value(std::string_view v) {
+    std::string out;
+    out.reserve(v.size());
+    bool pending_space = false;
+    for (char c : v) {
+        if (is_space(c)) {
+            pending_space = !out.empty();
+            continue;
+        }
+        if (pending_space) out += ' ';
+        pending_space = false;
+        out += c;
+    }
+    return out;
+}
+
+}  // namespace nictune::sysinfo

@@ -1,0 +1,51 @@
+#include "sysinfo/text_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace nictune::sysinfo::detail {
+
+TextFile read_text_file(const std::filesystem::path& path, std::size_t limit) {
+    TextFile out;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT && errno != ENOTDIR) out.sys_errno = errno;
+        return out;
+    }
+    std::string text;
+    char buf[4096];
+    // sysfs and procfs attributes report a size of 4096 or 0 whatever they
+    // hold, so read until EOF instead of trusting stat().
+    while (text.size() < limit) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            out.sys_errno = errno;
+            ::close(fd);
+            return out;
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    if (text.size() > limit) text.resize(limit);
+    out.content = std::move(text);
+    return out;
+}
+
+std::string_view trim(std::string_view s) {
+    constexpr std::string_view kSpace = " \t\n\r\f\v";
+    const auto b = s.find_first_not_of(kSpace);
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(kSpace);
+    return s.substr(b, e - b + 1);
+}
+
+bool safe_component(std::string_view s) {
+    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos &&
+           s.find('\0') == std::string_view::npos;
+}
+
+}  // namespace nictune::sysinfo::detail
