@@ -48,6 +48,12 @@ class NetlinkBackend final : public Backend {
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
 
+    // The running kernel's feature names (profiles may use names newer than
+    // the built-in list).
+    Result<std::shared_ptr<const FeatureNames>> kernel_feature_names() {
+        return eth_->feature_names();
+    }
+
   private:
     NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl::Socket> rt,
                    std::unique_ptr<ethnl::Socket> eth, sysinfo::IoctlSocket io);

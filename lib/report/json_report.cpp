@@ -1,5 +1,7 @@
 #include "report/json_report.hpp"
 
+#include "model/value_json.hpp"
+
 namespace nictune::report {
 namespace {
 
@@ -22,13 +24,7 @@ nlohmann::json section_json(const NicState& st, Section s) {
 }  // namespace
 
 nlohmann::json scalar_json(const Scalar& s) {
-    struct V {
-        nlohmann::json operator()(std::monostate) const { return nullptr; }
-        nlohmann::json operator()(bool b) const { return b; }
-        nlohmann::json operator()(uint64_t n) const { return n; }
-        nlohmann::json operator()(const std::string& t) const { return t; }
-    };
-    return std::visit(V{}, s);
+    return scalar_to_json<nlohmann::json>(s);
 }
 
 nlohmann::json finding_json(const Finding& f) {

@@ -1,0 +1,54 @@
+// The operations nictune offers (audit, plan, apply, rollback, profiles),
+// over one Backend, one profile store and one state directory. nictunectl
+// --direct and nictuned's D-Bus handlers both call this: one engine.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "engine/audit.hpp"
+#include "engine/plan.hpp"
+#include "engine/transaction.hpp"
+#include "profile/facts.hpp"
+#include "profile/loader.hpp"
+
+namespace nictune {
+
+struct ApplyRequest {
+    std::string profile;
+    std::vector<std::string> interfaces;  // empty: every NIC the profile's [match] fits
+    bool force = false;
+    bool dry_run = false;
+    bool keep_going = false;
+};
+
+class Manager {
+  public:
+    Manager(Backend& backend, profile::Store store, StateStore state, FactsBook facts);
+
+    Result<AuditReport> audit(const AuditRequest& req);
+    // The plan for applying a profile (reads the devices, changes nothing).
+    Result<Plan> plan(const ApplyRequest& req);
+    // Errors are user errors (unknown profile or interface: nothing changed);
+    // every other outcome is in the ApplyResult.
+    Result<ApplyResult> apply(const ApplyRequest& req, const ApplyOptions& hooks = {});
+    RollbackResult rollback(const std::string& interface);
+
+    [[nodiscard]] const profile::Store& profiles() const { return store_; }
+    [[nodiscard]] StateStore& state() { return state_; }
+    [[nodiscard]] const FactsBook& facts() const { return facts_; }
+    Backend& backend() { return backend_; }
+
+  private:
+    Result<std::pair<Profile, std::vector<NicState>>> load_targets(const ApplyRequest& req);
+
+    Backend& backend_;
+    profile::Store store_;
+    StateStore state_;
+    FactsBook facts_;
+};
+
+}  // namespace nictune

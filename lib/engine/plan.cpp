@@ -1,0 +1,255 @@
+#include "engine/plan.hpp"
+
+#include <algorithm>
+
+#include "engine/audit.hpp"
+#include "sysinfo/procsys.hpp"
+#include "util/strings.hpp"
+
+namespace nictune {
+
+const char* phase_name(Phase p) {
+    switch (p) {
+        case Phase::Channels:
+            return "channels";
+        case Phase::Rings:
+            return "rings";
+        case Phase::Link:
+            return "link";
+        case Phase::Pause:
+            return "pause";
+        case Phase::Features:
+            return "features";
+        case Phase::Coalesce:
+            return "coalesce";
+        case Phase::Sysctl:
+            return "sysctl";
+        case Phase::Tuned:
+            return "tuned";
+    }
+    return "link";
+}
+
+const char* step_kind_name(StepKind k) {
+    switch (k) {
+        case StepKind::Change:
+            return "change";
+        case StepKind::Unchanged:
+            return "unchanged";
+        case StepKind::Covered:
+            return "covered";
+        case StepKind::Unsupported:
+            return "unsupported";
+        case StepKind::Refused:
+            return "refused";
+    }
+    return "refused";
+}
+
+namespace {
+
+Phase phase_of(Section s) {
+    switch (s) {
+        case Section::Channels:
+            return Phase::Channels;
+        case Section::Rings:
+            return Phase::Rings;
+        case Section::Pause:
+            return Phase::Pause;
+        case Section::Features:
+            return Phase::Features;
+        case Section::Coalesce:
+            return Phase::Coalesce;
+        case Section::Sysctl:
+            return Phase::Sysctl;
+        case Section::Tuned:
+            return Phase::Tuned;
+        default:
+            return Phase::Link;
+    }
+}
+
+std::string requested_text(Key k, const Target& t) {
+    return key_path(k) + " = " +
+           (t.is_max ? std::string("\"max\"") : to_string(scalar_of(k, t.value)));
+}
+
+PlanStep device_step(const ResolvedSetting& r, const NicState& st) {
+    PlanStep s;
+    s.phase = phase_of(key_info(r.key).section);
+    s.setting = SettingId::device(r.key);
+    s.requested = requested_text(r.requested, r.target);
+    s.resolution = r.resolution;
+    s.note = r.note;
+    s.resets_link = key_info(r.key).resets_link;
+    auto cur = st.values.get(r.key);
+    s.current = cur ? scalar_of(r.key, *cur) : Scalar{};
+    s.target = scalar_of(r.key, r.value);
+    switch (r.resolution) {
+        case Resolution::Native:
+        case Resolution::Translated:
+            s.kind = cur && *cur == r.value ? StepKind::Unchanged : StepKind::Change;
+            break;
+        case Resolution::Covered:
+            s.kind = StepKind::Covered;
+            break;
+        case Resolution::Unsupported:
+            s.kind = StepKind::Unsupported;
+            // Nothing is set: show the request, not a device form.
+            s.setting = SettingId::device(r.requested);
+            s.target = r.target.is_max ? Scalar{std::string("max")}
+                                       : scalar_of(r.requested, r.target.value);
+            s.current = Scalar{};
+            break;
+        case Resolution::OutOfRange:
+        case Resolution::Conflict:
+            s.kind = StepKind::Refused;
+            break;
+    }
+    if (s.kind != StepKind::Change) s.resets_link = false;
+    return s;
+}
+
+PlanStep feature_step(const ResolvedFeature& f, const NicState& st) {
+    PlanStep s;
+    s.phase = Phase::Features;
+    s.setting = SettingId::feature(f.name.empty() ? f.requested : f.name);
+    s.requested = "features." + f.requested + " = " + (f.on ? "true" : "false");
+    s.target = f.on;
+    s.feature_index = f.index;
+    switch (f.status) {
+        case FeatureStatus::Ok: {
+            bool active = st.features->is_active(f.index);
+            s.current = active;
+            s.kind = active == f.on ? StepKind::Unchanged : StepKind::Change;
+            if (f.requested != f.name) s.note = "from " + f.requested;
+            break;
+        }
+        case FeatureStatus::Fixed:
+            s.current = !f.on;
+            s.kind = StepKind::Unsupported;
+            s.note = f.name + " is fixed on this device";
+            break;
+        case FeatureStatus::NotOnDevice:
+            s.kind = StepKind::Unsupported;
+            s.note = "the device has no feature " + f.requested;
+            break;
+    }
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> Plan::refusals() const {
+    std::vector<std::string> out;
+    for (const auto& i : interfaces) {
+        if (!i.matches)
+            out.push_back(i.id.name + ": " + i.match_note + " (use --force to apply anyway)");
+        for (const auto& s : i.steps)
+            if (s.kind == StepKind::Refused)
+                out.push_back(i.id.name + ": " + s.requested + ": " + s.note);
+    }
+    for (const auto& s : system)
+        if (s.kind == StepKind::Refused) out.push_back(s.requested + ": " + s.note);
+    return out;
+}
+
+bool Plan::has_changes() const {
+    auto changes = [](const std::vector<PlanStep>& steps) {
+        return std::any_of(steps.begin(), steps.end(),
+                           [](const PlanStep& s) { return s.kind == StepKind::Change; });
+    };
+    return changes(system) || std::any_of(interfaces.begin(), interfaces.end(),
+                                          [&](const InterfacePlan& i) { return changes(i.steps); });
+}
+
+Plan make_plan(const Profile& profile, std::span<const NicState> nics, const SystemState& system,
+               const PlanOptions& opts) {
+    Plan plan;
+    plan.profile = profile.name;
+    plan.profile_file = profile.file;
+    int order = 0;
+    for (const auto& st : nics) {
+        InterfacePlan ip;
+        ip.id = st.id;
+        if (st.features && st.features->names)
+            ip.feature_bits = static_cast<uint32_t>(st.features->names->size());
+        if (!profile.match.empty() && !match_score(profile.match, st.id)) {
+            ip.matches = opts.force;
+            std::vector<std::string> want;
+            if (!profile.match.drivers.empty())
+                want.push_back("drivers " + join(profile.match.drivers, ", "));
+            if (!profile.match.pci_ids.empty())
+                want.push_back("PCI ids " + join(profile.match.pci_ids, ", "));
+            if (!profile.match.interfaces.empty())
+                want.push_back("interfaces " + join(profile.match.interfaces, ", "));
+            ip.match_note = "profile " + profile.name + " is written for " + join(want, "; ") +
+                            ", not " + st.id.name + " (driver " + st.id.driver.value_or("unknown") +
+                            (st.id.pci_id ? ", PCI id " + *st.id.pci_id : "") + ")";
+            if (opts.force) ip.warnings.push_back(ip.match_note + "; applying because of --force");
+        }
+        if (const auto& v = st.id.effective_driver_version()) {
+            for (const auto& bad : profile.driver.bad_versions)
+                if (bad == *v)
+                    ip.warnings.push_back(st.id.driver.value_or("driver") + " " + bad +
+                                          " is listed as bad by profile " + profile.name +
+                                          ": tuning will not fix the driver");
+        }
+        auto res = resolve(profile, st);
+        for (const auto& r : res.settings)
+            ip.steps.push_back(device_step(r, st));
+        for (const auto& f : res.features)
+            ip.steps.push_back(feature_step(f, st));
+        std::stable_sort(ip.steps.begin(), ip.steps.end(),
+                         [](const PlanStep& a, const PlanStep& b) { return a.phase < b.phase; });
+        for (auto& s : ip.steps)
+            if (s.kind == StepKind::Change) s.order = ++order;
+        plan.interfaces.push_back(std::move(ip));
+    }
+
+    for (const auto& req : profile.sysctl) {
+        PlanStep s;
+        s.phase = Phase::Sysctl;
+        s.setting = SettingId::sysctl(req.name);
+        s.requested = "sysctl." + req.name + " = " + req.value;
+        s.target = req.value;
+        auto it = std::find_if(system.sysctl.begin(), system.sysctl.end(),
+                               [&](const SysctlValue& v) { return v.name == req.name; });
+        if (it == system.sysctl.end() || !it->value) {
+            s.kind = StepKind::Unsupported;
+            s.note = "no such sysctl on this system (or in this network namespace)";
+        } else {
+            s.current = *it->value;
+            s.kind = sysinfo::normalize_sysctl_value(*it->value) ==
+                             sysinfo::normalize_sysctl_value(req.value)
+                         ? StepKind::Unchanged
+                         : StepKind::Change;
+        }
+        plan.system.push_back(std::move(s));
+    }
+    if (profile.tuned_profile) {
+        PlanStep s;
+        s.phase = Phase::Tuned;
+        s.setting = SettingId::tuned();
+        s.requested = "tuned.profile = " + *profile.tuned_profile;
+        s.target = *profile.tuned_profile;
+        const auto& t = system.tuned;
+        if (t.source != TunedSource::Dbus) {
+            s.kind = StepKind::Unsupported;
+            s.current = t.active_profile ? Scalar{*t.active_profile} : Scalar{};
+            s.note = t.source == TunedSource::NotInstalled
+                         ? "tuned is not installed"
+                         : "tuned is not running (" + t.detail + ")";
+        } else {
+            s.current = t.active_profile ? Scalar{*t.active_profile} : Scalar{};
+            s.kind =
+                t.active_profile == profile.tuned_profile ? StepKind::Unchanged : StepKind::Change;
+        }
+        plan.system.push_back(std::move(s));
+    }
+    for (auto& s : plan.system)
+        if (s.kind == StepKind::Change) s.order = ++order;
+    return plan;
+}
+
+}  // namespace nictune

@@ -1,0 +1,74 @@
+// Plan: what applying a profile would change, step by step, in the order it
+// would be applied (channels, rings, link, pause, features, coalescing, then
+// sysctls and tuned), with the current value, the target, the driver
+// translation and whether it resets the link. A plan is pure: it reads
+// nothing and changes nothing.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/resolve.hpp"
+#include "engine/setting.hpp"
+#include "model/nic_state.hpp"
+#include "profile/profile.hpp"
+
+namespace nictune {
+
+enum class Phase : uint8_t { Channels, Rings, Link, Pause, Features, Coalesce, Sysctl, Tuned };
+const char* phase_name(Phase p);
+
+enum class StepKind : uint8_t {
+    Change,       // differs: will be set
+    Unchanged,    // already at the target
+    Covered,      // expressed by another step's value (see note)
+    Unsupported,  // the device or system does not offer it; reported, not fatal
+    Refused,      // outside the device's limits or contradictory: nothing may change
+};
+const char* step_kind_name(StepKind k);
+
+struct PlanStep {
+    Phase phase = Phase::Link;
+    SettingId setting;      // what is set (device form)
+    std::string requested;  // what the profile said: "coalesce.adaptive_rx = true"
+    Scalar current;
+    Scalar target;
+    StepKind kind = StepKind::Change;
+    Resolution resolution = Resolution::Native;
+    std::string note;
+    bool resets_link = false;
+    std::size_t feature_index = 0;  // Features: bit in the device's feature set
+    int order = 0;                  // 1.. among changes, in apply order; 0 otherwise
+};
+
+struct InterfacePlan {
+    Identity id;
+    std::vector<PlanStep> steps;
+    uint32_t feature_bits = 0;  // size of the device's feature set
+    bool matches = true;        // the profile's [match] fits this NIC
+    std::string match_note;
+    std::vector<std::string> warnings;  // e.g. a known-bad driver version
+};
+
+struct Plan {
+    std::string profile;
+    std::string profile_file;
+    std::vector<InterfacePlan> interfaces;
+    std::vector<PlanStep> system;  // sysctls and tuned, once for all interfaces
+
+    // Why nothing may be applied (out of range, contradictions, [match]
+    // mismatch without force); empty when the plan may run.
+    [[nodiscard]] std::vector<std::string> refusals() const;
+    [[nodiscard]] bool has_changes() const;
+};
+
+struct PlanOptions {
+    bool force = false;  // apply even where [match] does not fit
+};
+
+Plan make_plan(const Profile& profile, std::span<const NicState> nics, const SystemState& system,
+               const PlanOptions& opts = {});
+
+}  // namespace nictune

@@ -1,0 +1,562 @@
+#include "engine/state_store.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <utility>
+
+#include "model/value_json.hpp"
+#include "util/strings.hpp"
+
+namespace nictune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ordered_json keeps the fields in the order written, so a state file reads
+// top-down like the struct when an operator opens it.
+using Json = nlohmann::ordered_json;
+
+// Bumped when a field changes meaning or a new one is needed for a correct
+// rollback; an older nictune must then refuse the file rather than guess.
+constexpr uint64_t kVersion = 1;
+
+// ---- errors
+
+std::unexpected<Error> corrupt(const std::string& source, std::string_view detail) {
+    return fail(Errc::Io, source, "truncated or corrupt state file: " + std::string(detail));
+}
+
+std::unexpected<Error> sys_error(int err, const fs::path& path, std::string_view what) {
+    auto e = fail_errno(err, path.string());
+    e.error().message = std::string(what) + ": " + e.error().message;
+    return e;
+}
+
+Result<void> check_name(std::string_view name) {
+    if (valid_ifname(name)) return {};
+    return fail(Errc::InvalidArgument, "", "invalid interface name " + quote(name));
+}
+
+// ---- encoding
+
+Json scalar_json(const Scalar& s) {
+    return scalar_to_json<Json>(s);
+}
+
+Json optional_json(const std::optional<std::string>& s) {
+    return s ? Json(*s) : Json(nullptr);
+}
+
+Json values_json(const std::vector<SavedValue>& values) {
+    Json out = Json::array();
+    for (const auto& v : values)
+        out.push_back({{"key", v.key}, {"value", scalar_json(v.value)}});
+    return out;
+}
+
+Json interface_json(const InterfaceRecord& r) {
+    return {{"version", kVersion},
+            {"name", r.name},
+            {"ifindex", r.ifindex},
+            {"mac", r.mac},
+            {"perm_mac", optional_json(r.perm_mac)},
+            {"bus_info", optional_json(r.bus_info)},
+            {"profile", r.profile},
+            {"transaction", r.transaction},
+            {"status", tx_status_name(r.status)},
+            {"originals", values_json(r.originals)},
+            {"targets", values_json(r.targets)},
+            {"updated_at", r.updated_at}};
+}
+
+Json system_json(const SystemRecord& r) {
+    Json entries = Json::array();
+    for (const auto& e : r.entries)
+        entries.push_back(
+            {{"key", e.key}, {"original", scalar_json(e.original)}, {"owners", e.owners}});
+    return {{"version", kVersion}, {"entries", std::move(entries)}};
+}
+
+std::string dump(const Json& j, Json::error_handler_t on_bad_utf8) {
+    return j.dump(2, ' ', false, on_bad_utf8) + '\n';
+}
+
+// What is saved must read back identically, so a string that is not valid
+// UTF-8 (an interface name may hold any byte) is refused instead of mangled.
+Result<std::string> encode_for_saving(const Json& j, const fs::path& path) {
+    try {
+        return dump(j, Json::error_handler_t::strict);
+    } catch (const Json::exception&) {
+        return fail(Errc::InvalidArgument, path.string(),
+                    "cannot save a string that is not valid UTF-8");
+    }
+}
+
+// ---- decoding
+
+std::string type_of(const Json& j) {
+    if (j.is_number_unsigned()) return "an unsigned integer";
+    if (j.is_number_integer()) return "a negative integer";
+    if (j.is_number_float()) return "a floating-point number";
+    if (j.is_null()) return "null";
+    if (j.is_boolean()) return "a boolean";
+    if (j.is_string()) return "a string";
+    if (j.is_array()) return "an array";
+    return "an object";
+}
+
+// Reads the fields of one JSON object and keeps the first problem found, so
+// the record decoders below read as a list of fields rather than a ladder of
+// checks. A failed read returns a default value; the caller checks ok() once.
+class FieldReader {
+  public:
+    FieldReader(const Json& obj, std::string where, std::string& problem)
+        : obj_(obj), where_(std::move(where)), problem_(problem) {}
+
+    [[nodiscard]] bool ok() const { return problem_.empty(); }
+
+    void note(std::string_view key, std::string_view text) {
+        if (ok()) problem_ = path(key) + ": " + std::string(text);
+    }
+
+    std::string string(std::string_view key) {
+        const Json* j = field(key);
+        if (!j) return {};
+        if (j->is_string()) return j->get<std::string>();
+        wrong_type(key, *j, "a string");
+        return {};
+    }
+
+    // Absent and null both mean "none": the field is optional in the struct.
+    std::optional<std::string> optional_string(std::string_view key) {
+        const auto it = obj_.find(std::string(key));
+        if (it == obj_.end() || it->is_null()) return std::nullopt;
+        if (it->is_string()) return it->get<std::string>();
+        wrong_type(key, *it, "a string or null");
+        return std::nullopt;
+    }
+
+    template <class Int>
+    Int integer(std::string_view key) {
+        const Json* j = field(key);
+        if (!j) return 0;
+        if (!j->is_number_integer()) {  // true for unsigned numbers too
+            wrong_type(key, *j, "an integer");
+            return 0;
+        }
+        const bool fits = j->is_number_unsigned() ? std::in_range<Int>(j->get<uint64_t>())
+                                                  : std::in_range<Int>(j->get<int64_t>());
+        if (fits) return j->get<Int>();
+        note(key, "integer out of range: " + j->dump());
+        return 0;
+    }
+
+    Scalar scalar(std::string_view key) {
+        const Json* j = field(key);
+        if (!j) return {};
+        if (j->is_null()) return std::monostate{};
+        if (j->is_boolean()) return j->get<bool>();
+        if (j->is_number_unsigned()) return j->get<uint64_t>();
+        if (j->is_string()) return j->get<std::string>();
+        wrong_type(key, *j, "null, a boolean, an unsigned integer or a string");
+        return {};
+    }
+
+    std::vector<std::string> strings(std::string_view key) {
+        std::vector<std::string> out;
+        const Json* j = field(key);
+        if (!j) return out;
+        if (!j->is_array()) {
+            wrong_type(key, *j, "an array of strings");
+            return out;
+        }
+        for (std::size_t i = 0; i < j->size(); ++i) {
+            const Json& item = (*j)[i];
+            if (!item.is_string()) {
+                wrong_type(indexed(key, i), item, "a string");
+                return out;
+            }
+            out.push_back(item.get<std::string>());
+        }
+        return out;
+    }
+
+    // Calls each(FieldReader&) for every object of the array `key`.
+    template <class F>
+    void objects(std::string_view key, F&& each) {
+        const Json* j = field(key);
+        if (!j) return;
+        if (!j->is_array()) return wrong_type(key, *j, "an array of objects");
+        for (std::size_t i = 0; i < j->size() && ok(); ++i) {
+            const Json& item = (*j)[i];
+            if (!item.is_object()) return wrong_type(indexed(key, i), item, "an object");
+            FieldReader sub(item, path(indexed(key, i)), problem_);
+            each(sub);
+        }
+    }
+
+  private:
+    const Json* field(std::string_view key) {
+        const auto it = obj_.find(std::string(key));
+        if (it != obj_.end()) return &*it;
+        note(key, "missing field");
+        return nullptr;
+    }
+
+    void wrong_type(std::string_view key, const Json& j, std::string_view expected) {
+        note(key, "expected " + std::string(expected) + ", found " + type_of(j));
+    }
+
+    static std::string indexed(std::string_view key, std::size_t i) {
+        return std::string(key) + "[" + std::to_string(i) + "]";
+    }
+
+    [[nodiscard]] std::string path(std::string_view key) const {
+        return where_.empty() ? std::string(key) : where_ + "." + std::string(key);
+    }
+
+    const Json& obj_;
+    std::string where_;  // "originals[2]" inside an array, empty at the top
+    std::string& problem_;
+};
+
+// The common envelope: one JSON object with a version this build reads.
+// Fields we do not know are ignored: the version, not their presence, says
+// whether this build may act on the file.
+Result<Json> parse_versioned(std::string_view text, const std::string& source) {
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+        return corrupt(source, "the file is empty");
+    Json j;
+    try {
+        j = Json::parse(text.begin(), text.end());
+    } catch (const Json::exception& e) {
+        // Drop nlohmann's "[json.exception.parse_error.101] " tag.
+        std::string_view what = e.what();
+        if (const auto end = what.find("] "); what.starts_with('[') && end != what.npos)
+            what.remove_prefix(end + 2);
+        return corrupt(source, what);
+    }
+    if (!j.is_object()) return corrupt(source, "expected a JSON object, found " + type_of(j));
+    const auto v = j.find("version");
+    if (v == j.end()) return corrupt(source, "version: missing field");
+    if (!v->is_number_unsigned())
+        return corrupt(source, "version: expected an unsigned integer, found " + type_of(*v));
+    if (v->get<uint64_t>() != kVersion)
+        return fail(Errc::Io, source,
+                    "unsupported state file version " + std::to_string(v->get<uint64_t>()) +
+                        " (this nictune reads version " + std::to_string(kVersion) + ")");
+    return j;
+}
+
+std::vector<SavedValue> read_values(FieldReader& f, std::string_view key) {
+    std::vector<SavedValue> out;
+    f.objects(key, [&](FieldReader& item) {
+        out.push_back(SavedValue{item.string("key"), item.scalar("value")});
+    });
+    return out;
+}
+
+// ---- files
+
+// The file's content, nullopt when it does not exist.
+Result<std::optional<std::string>> read_file(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return std::nullopt;
+        return sys_error(errno, path, "cannot open");
+    }
+    std::string text;
+    char buf[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            ::close(fd);
+            return sys_error(err, path, "cannot read");
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return text;
+}
+
+Result<void> ensure_dir(const fs::path& dir) {
+    if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return {};
+    return sys_error(errno, dir, "cannot create the state directory");
+}
+
+// Without this the rename may not survive a crash even though the file's
+// data would.
+Result<void> sync_dir(const fs::path& dir, const fs::path& changed) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return sys_error(errno, changed, "cannot open the directory to sync it");
+    const int rc = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) return sys_error(err, changed, "cannot sync the directory");
+    return {};
+}
+
+// Temporary file in the same directory (rename is atomic only within one
+// file system), fsync, rename over the target, fsync the directory: a crash
+// or a failure leaves the old file or the new one, never a mix. The temporary
+// name starts with '.' and does not end in ".json", so list() never reads it.
+Result<void> write_atomically(const fs::path& target, std::string_view data) {
+    const fs::path dir = target.parent_path();
+    std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+    // mkostemp opens with O_CREAT|O_EXCL and mode 0600.
+    int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return sys_error(errno, target, "cannot create a temporary file");
+
+    const auto abandon = [&](int err, std::string_view what) {
+        if (fd >= 0) ::close(fd);
+        ::unlink(tmp.c_str());
+        return sys_error(err, target, what);
+    };
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return abandon(errno, "cannot write");
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    if (::fsync(fd) != 0) return abandon(errno, "cannot sync");
+    // close() reports delayed write errors on some file systems (NFS); the
+    // descriptor is gone whatever it returns.
+    const int rc = ::close(fd);
+    fd = -1;
+    if (rc != 0) return abandon(errno, "cannot write");
+    if (::rename(tmp.c_str(), target.c_str()) != 0) return abandon(errno, "cannot replace");
+    return sync_dir(dir, target);
+}
+
+Result<std::optional<InterfaceRecord>> load_interface_file(const fs::path& path,
+                                                           std::string_view name) {
+    auto text = read_file(path);
+    if (!text) return std::unexpected(std::move(text.error()));
+    if (!*text) return std::nullopt;
+    auto r = interface_record_from_json(**text, path.string());
+    if (!r) return std::unexpected(std::move(r.error()));
+    // Acting on another interface's originals would "restore" the wrong card.
+    if (r->name != name)
+        return fail(Errc::Io, path.string(),
+                    "state file holds the record of " + quote(r->name) + ", not of " + quote(name));
+    return std::move(*r);
+}
+
+}  // namespace
+
+// ---- records
+
+const char* tx_status_name(TxStatus s) {
+    switch (s) {
+        case TxStatus::Applying:
+            return "applying";
+        case TxStatus::Applied:
+            return "applied";
+        case TxStatus::RolledBack:
+            return "rolled_back";
+        case TxStatus::Failed:
+            return "failed";
+    }
+    return "failed";
+}
+
+std::optional<TxStatus> tx_status_from(std::string_view s) {
+    for (auto t : {TxStatus::Applying, TxStatus::Applied, TxStatus::RolledBack, TxStatus::Failed})
+        if (s == tx_status_name(t)) return t;
+    return std::nullopt;
+}
+
+const SavedValue* InterfaceRecord::original(std::string_view key) const {
+    const auto it =
+        std::ranges::find_if(originals, [&](const SavedValue& v) { return v.key == key; });
+    return it == originals.end() ? nullptr : &*it;
+}
+
+SystemEntry* SystemRecord::find(std::string_view key) {
+    const auto it =
+        std::ranges::find_if(entries, [&](const SystemEntry& e) { return e.key == key; });
+    return it == entries.end() ? nullptr : &*it;
+}
+
+std::string to_json_text(const InterfaceRecord& r) {
+    return dump(interface_json(r), Json::error_handler_t::replace);
+}
+
+std::string to_json_text(const SystemRecord& r) {
+    return dump(system_json(r), Json::error_handler_t::replace);
+}
+
+Result<InterfaceRecord> interface_record_from_json(std::string_view text,
+                                                   const std::string& source) {
+    auto j = parse_versioned(text, source);
+    if (!j) return std::unexpected(std::move(j.error()));
+    std::string problem;
+    FieldReader f(*j, "", problem);
+    InterfaceRecord r;
+    r.name = f.string("name");
+    r.ifindex = f.integer<int>("ifindex");
+    r.mac = f.string("mac");
+    r.perm_mac = f.optional_string("perm_mac");
+    r.bus_info = f.optional_string("bus_info");
+    r.profile = f.string("profile");
+    r.transaction = f.string("transaction");
+    const std::string status = f.string("status");
+    if (auto s = tx_status_from(status))
+        r.status = *s;
+    else if (f.ok())
+        f.note("status", "unknown transaction status " + quote(status));
+    r.originals = read_values(f, "originals");
+    r.targets = read_values(f, "targets");
+    r.updated_at = f.integer<int64_t>("updated_at");
+    if (f.ok() && !valid_ifname(r.name))
+        f.note("name", quote(r.name) + " is not an interface name");
+    if (!f.ok()) return corrupt(source, problem);
+    return r;
+}
+
+Result<SystemRecord> system_record_from_json(std::string_view text, const std::string& source) {
+    auto j = parse_versioned(text, source);
+    if (!j) return std::unexpected(std::move(j.error()));
+    std::string problem;
+    FieldReader f(*j, "", problem);
+    SystemRecord r;
+    f.objects("entries", [&](FieldReader& item) {
+        r.entries.push_back(
+            SystemEntry{item.string("key"), item.scalar("original"), item.strings("owners")});
+    });
+    if (!f.ok()) return corrupt(source, problem);
+    return r;
+}
+
+// ---- lock
+
+StateLock& StateLock::operator=(StateLock&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+}
+
+StateLock::~StateLock() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+// ---- store
+
+StateStore::StateStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+Result<std::optional<InterfaceRecord>> StateStore::load_interface(std::string_view name) const {
+    if (auto ok = check_name(name); !ok) return std::unexpected(std::move(ok.error()));
+    return load_interface_file(dir_ / "interfaces" / (std::string(name) + ".json"), name);
+}
+
+Result<void> StateStore::save_interface(const InterfaceRecord& r) {
+    if (auto ok = check_name(r.name); !ok) return ok;
+    const fs::path dir = dir_ / "interfaces";
+    const fs::path path = dir / (r.name + ".json");
+    auto text = encode_for_saving(interface_json(r), path);
+    if (!text) return std::unexpected(std::move(text.error()));
+    if (auto ok = ensure_dir(dir_); !ok) return ok;
+    if (auto ok = ensure_dir(dir); !ok) return ok;
+    return write_atomically(path, *text);
+}
+
+Result<void> StateStore::remove_interface(std::string_view name) {
+    if (auto ok = check_name(name); !ok) return ok;
+    const fs::path dir = dir_ / "interfaces";
+    const fs::path path = dir / (std::string(name) + ".json");
+    if (::unlink(path.c_str()) != 0) {
+        // Already gone is what the caller wanted.
+        if (errno == ENOENT) return {};
+        return sys_error(errno, path, "cannot remove");
+    }
+    return sync_dir(dir, path);
+}
+
+std::vector<InterfaceRecord> StateStore::list(std::vector<Error>* errors) const {
+    std::vector<InterfaceRecord> out;
+    const auto report = [&](Error e) {
+        if (errors) errors->push_back(std::move(e));
+    };
+    const fs::path dir = dir_ / "interfaces";
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string file = it->path().filename().string();
+        if (file.starts_with('.') || !file.ends_with(".json")) continue;
+        names.push_back(file.substr(0, file.size() - 5));
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory)
+        report(sys_error(ec.value(), dir, "cannot list the state directory").error());
+    // Directory order is arbitrary; callers (and crash recovery logs) get a stable one.
+    std::ranges::sort(names);
+    for (const auto& name : names) {
+        const fs::path path = dir / (name + ".json");
+        if (!valid_ifname(name)) {
+            report(Error{Errc::Io, 0, path.string(), "not named after an interface", {}});
+            continue;
+        }
+        auto r = load_interface_file(path, name);
+        if (!r)
+            report(std::move(r.error()));
+        else if (*r)  // removed since the directory was read
+            out.push_back(std::move(**r));
+    }
+    return out;
+}
+
+Result<SystemRecord> StateStore::load_system() const {
+    const fs::path path = dir_ / "system.json";
+    auto text = read_file(path);
+    if (!text) return std::unexpected(std::move(text.error()));
+    if (!*text) return SystemRecord{};
+    return system_record_from_json(**text, path.string());
+}
+
+Result<void> StateStore::save_system(const SystemRecord& r) {
+    const fs::path path = dir_ / "system.json";
+    auto text = encode_for_saving(system_json(r), path);
+    if (!text) return std::unexpected(std::move(text.error()));
+    if (auto ok = ensure_dir(dir_); !ok) return ok;
+    return write_atomically(path, *text);
+}
+
+Result<StateLock> StateStore::lock(std::string_view name) {
+    if (auto ok = check_name(name); !ok) return std::unexpected(std::move(ok.error()));
+    if (auto ok = ensure_dir(dir_); !ok) return std::unexpected(std::move(ok.error()));
+    const fs::path dir = dir_ / "locks";
+    if (auto ok = ensure_dir(dir); !ok) return std::unexpected(std::move(ok.error()));
+    // Lock files stay behind: unlinking one while another process waits to
+    // open it would let two transactions hold "the" lock on different inodes.
+    const fs::path path = dir / (std::string(name) + ".lock");
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return sys_error(errno, path, "cannot open the lock file");
+    StateLock held(fd);
+    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK)
+            return std::unexpected(Error{Errc::Busy,
+                                         errno,
+                                         path.string(),
+                                         "another transaction is running on " + std::string(name),
+                                         {}});
+        return sys_error(errno, path, "cannot lock");
+    }
+    return held;
+}
+
+}  // namespace nictune

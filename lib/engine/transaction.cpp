@@ -1,0 +1,702 @@
+#include "engine/transaction.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "sysinfo/procsys.hpp"
+
+namespace nictune {
+
+const char* outcome_name(Outcome o) {
+    switch (o) {
+        case Outcome::Unchanged:
+            return "unchanged";
+        case Outcome::Applied:
+            return "applied";
+        case Outcome::Translated:
+            return "translated";
+        case Outcome::Adjusted:
+            return "adjusted";
+        case Outcome::Unsupported:
+            return "unsupported";
+        case Outcome::Failed:
+            return "failed";
+        case Outcome::NotReached:
+            return "not_reached";
+        case Outcome::Refused:
+            return "refused";
+    }
+    return "failed";
+}
+
+const char* tx_result_name(TxResult r) {
+    switch (r) {
+        case TxResult::Applied:
+            return "applied";
+        case TxResult::DryRun:
+            return "dry_run";
+        case TxResult::Refused:
+            return "refused";
+        case TxResult::RolledBack:
+            return "rolled_back";
+        case TxResult::Partial:
+            return "partial";
+    }
+    return "partial";
+}
+
+std::vector<std::string> ApplyResult::left() const {
+    std::vector<std::string> out;
+    for (const auto& r : rollback)
+        if (!r.ok)
+            out.push_back((r.interface.empty() ? "" : r.interface + ": ") + r.key + " (" +
+                          r.message + ")");
+    return out;
+}
+
+std::string new_transaction_id() {
+    static std::atomic<unsigned> counter{0};
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    return std::string(buf) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+namespace {
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+Phase phase_of_setting(const SettingId& id) {
+    switch (id.section) {
+        case Section::Channels:
+            return Phase::Channels;
+        case Section::Rings:
+            return Phase::Rings;
+        case Section::Pause:
+            return Phase::Pause;
+        case Section::Features:
+            return Phase::Features;
+        case Section::Coalesce:
+            return Phase::Coalesce;
+        case Section::Sysctl:
+            return Phase::Sysctl;
+        case Section::Tuned:
+            return Phase::Tuned;
+        default:
+            return Phase::Link;
+    }
+}
+
+// One value to write. Consecutive writes to the same interface and section
+// go out as one message.
+struct Write {
+    std::optional<NicRef> nic;
+    SettingId id;
+    Scalar value;
+    std::size_t feature_index = 0;
+    uint32_t feature_bits = 0;
+};
+
+bool same_group(const Write& a, const Write& b) {
+    if (a.id.section == Section::Sysctl || a.id.section == Section::Tuned) return false;
+    if (a.id.section != b.id.section) return false;
+    return a.nic && b.nic && a.nic->ifindex == b.nic->ifindex;
+}
+
+// Executes the writes, grouped. Returns one result per write (a group's error
+// applies to each of its writes) and how many writes were attempted: with
+// stop_on_error, nothing after the first failed group is sent.
+struct Executed {
+    std::vector<std::optional<Error>> errors;
+    std::size_t attempted = 0;
+};
+
+Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_error,
+                 const std::function<void(int group)>& before = {}) {
+    Executed out;
+    out.errors.resize(writes.size());
+    std::size_t i = 0;
+    int group = 0;
+    while (i < writes.size()) {
+        std::size_t j = i + 1;
+        while (j < writes.size() && same_group(writes[i], writes[j]))
+            ++j;
+        if (before) before(++group);
+        const Write& w = writes[i];
+        Result<void> r;
+        if (w.id.section == Section::Sysctl) {
+            const auto* v = std::get_if<std::string>(&w.value);
+            r = v ? be.set_sysctl(w.id.name, *v)
+                  : fail(Errc::Internal, w.id.path(), "no value to write");
+        } else if (w.id.section == Section::Tuned) {
+            const auto* v = std::get_if<std::string>(&w.value);
+            r = v ? be.set_tuned_profile(*v)
+                  : fail(Errc::Unsupported, "tuned.profile",
+                         "there was no active tuned profile to return to");
+        } else if (w.id.section == Section::Features) {
+            std::vector<std::pair<std::size_t, bool>> bits;
+            for (std::size_t k = i; k < j; ++k) {
+                const auto* b = std::get_if<bool>(&writes[k].value);
+                bits.emplace_back(writes[k].feature_index, b && *b);
+            }
+            r = be.set_features(*w.nic, w.feature_bits, bits);
+        } else {
+            std::vector<std::pair<Key, uint64_t>> values;
+            for (std::size_t k = i; k < j; ++k)
+                if (auto v = device_value_of(*writes[k].id.key, writes[k].value))
+                    values.emplace_back(*writes[k].id.key, *v);
+            r = be.set_device(*w.nic, w.id.section, values);
+        }
+        out.attempted = j;
+        if (!r) {
+            Error e = r.error();
+            if (w.nic && !e.context.starts_with(w.nic->name))
+                e.context = w.nic->name + ": " + e.context;
+            for (std::size_t k = i; k < j; ++k)
+                out.errors[k] = e;
+            if (stop_on_error) break;
+        }
+        i = j;
+    }
+    return out;
+}
+
+// The value a setting reads back as, from fresh state.
+Scalar read_back(const SettingId& id, const NicState* nic, const SystemState* sys) {
+    if (id.key && nic) {
+        if (auto v = nic->values.get(*id.key)) return scalar_of(*id.key, *v);
+        return {};
+    }
+    if (id.section == Section::Features && nic && nic->features) {
+        if (auto v = nic->features->active_by_name(id.name)) return *v;
+        return {};
+    }
+    if (id.section == Section::Sysctl && sys) {
+        for (const auto& s : sys->sysctl)
+            if (s.name == id.name && s.value) return *s.value;
+        return {};
+    }
+    if (id.section == Section::Tuned && sys) {
+        if (sys->tuned.active_profile) return *sys->tuned.active_profile;
+    }
+    return {};
+}
+
+bool same_value(const SettingId& id, const Scalar& a, const Scalar& b) {
+    if (id.section == Section::Sysctl) {
+        const auto* x = std::get_if<std::string>(&a);
+        const auto* y = std::get_if<std::string>(&b);
+        return x && y && sysinfo::normalize_sysctl_value(*x) == sysinfo::normalize_sysctl_value(*y);
+    }
+    return a == b;
+}
+
+std::vector<std::string> sysctl_names(const std::vector<Write>& writes) {
+    std::vector<std::string> out;
+    for (const auto& w : writes)
+        if (w.id.section == Section::Sysctl) out.push_back(w.id.name);
+    return out;
+}
+
+const NicState* find_nic(const std::vector<NicState>& nics, int ifindex) {
+    for (const auto& n : nics)
+        if (n.id.ifindex == ifindex) return &n;
+    return nullptr;
+}
+
+// Re-reads what the writes touched and says, per write, whether the value
+// is now `value`. Interfaces that are gone count as restored (their settings
+// went with them).
+struct Reread {
+    std::vector<NicState> nics;
+    std::optional<SystemState> sys;
+    std::optional<Error> error;
+};
+
+Reread reread(Backend& be, const std::vector<Write>& writes) {
+    Reread out;
+    std::vector<std::string> names;
+    for (const auto& w : writes)
+        if (w.nic && std::find(names.begin(), names.end(), w.nic->name) == names.end())
+            names.push_back(w.nic->name);
+    for (const auto& n : names) {
+        // One by one, so that one vanished interface does not hide the others.
+        auto r = be.read_interfaces(ReadRequest{{n}, true});
+        if (r)
+            for (auto& s : *r)
+                out.nics.push_back(std::move(s));
+        else if (r.error().code != Errc::NoSuchInterface)
+            out.error = r.error();
+    }
+    auto names_sys = sysctl_names(writes);
+    bool need_sys = !names_sys.empty() ||
+                    std::any_of(writes.begin(), writes.end(),
+                                [](const Write& w) { return w.id.section == Section::Tuned; });
+    if (need_sys) {
+        auto s = be.read_system(names_sys);
+        if (s)
+            out.sys = std::move(*s);
+        else
+            out.error = s.error();
+    }
+    return out;
+}
+
+// Writes `writes` (restoring values) and verifies them.
+std::vector<RestoreResult> restore(Backend& be, const std::vector<Write>& writes) {
+    std::vector<RestoreResult> out;
+    // A restore goes on after a failure: every value it can put back, it must.
+    auto errors = execute(be, writes, false).errors;
+    auto again = reread(be, writes);
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+        const auto& w = writes[i];
+        RestoreResult r{w.nic ? w.nic->name : "", w.id.path(), w.value, true, ""};
+        const NicState* nic = w.nic ? find_nic(again.nics, w.nic->ifindex) : nullptr;
+        if (w.nic && !nic) {
+            r.message = "the interface is gone; its settings went with it";
+        } else if (errors[i] && errors[i]->code == Errc::NoSuchInterface) {
+            r.message = "the interface is gone; its settings went with it";
+        } else if (errors[i]) {
+            r.ok = false;
+            r.message = errors[i]->str();
+        } else if (!same_value(w.id, read_back(w.id, nic, again.sys ? &*again.sys : nullptr),
+                               w.value)) {
+            r.ok = false;
+            r.message = "reads back as " +
+                        to_string(read_back(w.id, nic, again.sys ? &*again.sys : nullptr)) +
+                        " after the restore";
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+// Where a step lives: interface index (or npos for system) and step index.
+struct StepRef {
+    std::size_t iface;
+    std::size_t step;
+};
+constexpr std::size_t kSystem = static_cast<std::size_t>(-1);
+
+}  // namespace
+
+ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const ApplyOptions& opts) {
+    ApplyResult res;
+    res.transaction = new_transaction_id();
+    res.profile = plan.profile;
+    for (const auto& ip : plan.interfaces) {
+        InterfaceResult ir{ip.id.name, {}, ip.warnings};
+        for (const auto& s : ip.steps)
+            ir.steps.push_back(StepResult{s, Outcome::NotReached, {}, {}});
+        res.interfaces.push_back(std::move(ir));
+    }
+    for (const auto& s : plan.system)
+        res.system.push_back(StepResult{s, Outcome::NotReached, {}, {}});
+    auto step_result = [&](StepRef r) -> StepResult& {
+        return r.iface == kSystem ? res.system[r.step] : res.interfaces[r.iface].steps[r.step];
+    };
+    // Outcomes that need no kernel.
+    auto settle_static = [&](StepResult& s) {
+        switch (s.step.kind) {
+            case StepKind::Unchanged:
+                s.outcome = Outcome::Unchanged;
+                s.actual = s.step.current;
+                break;
+            case StepKind::Unsupported:
+                s.outcome = Outcome::Unsupported;
+                break;
+            case StepKind::Refused:
+                s.outcome = Outcome::Refused;
+                break;
+            default:
+                break;
+        }
+    };
+    for (auto& ir : res.interfaces)
+        for (auto& s : ir.steps)
+            settle_static(s);
+    for (auto& s : res.system)
+        settle_static(s);
+
+    res.refusals = plan.refusals();
+    if (!res.refusals.empty()) {
+        res.result = TxResult::Refused;
+        res.error =
+            Error{Errc::InvalidArgument, 0, "", "the plan was refused; nothing was changed", {}};
+        return res;
+    }
+    if (opts.dry_run) {
+        res.result = TxResult::DryRun;
+        return res;
+    }
+
+    // Serialise against any other transaction on these interfaces.
+    std::vector<StateLock> locks;
+    for (const auto& ip : plan.interfaces) {
+        auto l = store.lock(ip.id.name);
+        if (!l) {
+            res.result = TxResult::Refused;
+            res.error = l.error();
+            res.error->message += "; nothing was changed";
+            return res;
+        }
+        locks.push_back(std::move(*l));
+    }
+
+    // The writes, in apply order, each remembering its step.
+    std::vector<Write> writes;
+    std::vector<StepRef> refs;
+    for (std::size_t i = 0; i < plan.interfaces.size(); ++i) {
+        const auto& ip = plan.interfaces[i];
+        NicRef nic{ip.id.ifindex, ip.id.name};
+        for (std::size_t k = 0; k < ip.steps.size(); ++k) {
+            const auto& s = ip.steps[k];
+            if (s.kind != StepKind::Change) continue;
+            writes.push_back(Write{nic, s.setting, s.target, s.feature_index, ip.feature_bits});
+            refs.push_back({i, k});
+        }
+    }
+    for (std::size_t k = 0; k < plan.system.size(); ++k) {
+        if (plan.system[k].kind != StepKind::Change) continue;
+        writes.push_back(Write{std::nullopt, plan.system[k].setting, plan.system[k].target, 0, 0});
+        refs.push_back({kSystem, k});
+    }
+
+    // Save the originals before the first change.
+    std::vector<std::optional<InterfaceRecord>> previous(plan.interfaces.size());
+    std::vector<InterfaceRecord> records;
+    for (std::size_t i = 0; i < plan.interfaces.size(); ++i) {
+        const auto& ip = plan.interfaces[i];
+        auto prev = store.load_interface(ip.id.name);
+        if (!prev) {
+            res.result = TxResult::Refused;
+            res.error = prev.error();
+            res.error->message += "; nothing was changed";
+            return res;
+        }
+        previous[i] = *prev;
+        InterfaceRecord rec = prev->value_or(InterfaceRecord{});
+        // A record of another device under the same name (renamed, replaced)
+        // holds no originals of this one.
+        if (prev->has_value() && (*prev)->mac != ip.id.mac) rec = InterfaceRecord{};
+        rec.name = ip.id.name;
+        rec.ifindex = ip.id.ifindex;
+        rec.mac = ip.id.mac;
+        rec.perm_mac = ip.id.perm_mac;
+        rec.bus_info = ip.id.bus_info;
+        rec.profile = plan.profile;
+        rec.transaction = res.transaction;
+        rec.status = TxStatus::Applying;
+        rec.updated_at = unix_now();
+        rec.targets.clear();
+        for (const auto& s : ip.steps) {
+            if (s.kind == StepKind::Change && !rec.original(s.setting.path()))
+                rec.originals.push_back(SavedValue{s.setting.path(), s.current});
+            if (s.kind == StepKind::Change || s.kind == StepKind::Unchanged ||
+                s.kind == StepKind::Covered)
+                rec.targets.push_back(SavedValue{s.setting.path(), s.target});
+        }
+        records.push_back(std::move(rec));
+    }
+    auto sysrec = store.load_system();
+    if (!sysrec) {
+        res.result = TxResult::Refused;
+        res.error = sysrec.error();
+        res.error->message += "; nothing was changed";
+        return res;
+    }
+    const SystemRecord sys_before = *sysrec;
+    for (const auto& s : plan.system) {
+        if (s.kind != StepKind::Change && s.kind != StepKind::Unchanged) continue;
+        SystemEntry* e = sysrec->find(s.setting.path());
+        if (!e && s.kind == StepKind::Change) {
+            sysrec->entries.push_back(SystemEntry{s.setting.path(), s.current, {}});
+            e = &sysrec->entries.back();
+        }
+        if (!e) continue;
+        for (const auto& ip : plan.interfaces)
+            if (std::find(e->owners.begin(), e->owners.end(), ip.id.name) == e->owners.end())
+                e->owners.push_back(ip.id.name);
+    }
+    for (const auto& r : records) {
+        if (auto ok = store.save_interface(r); !ok) {
+            res.result = TxResult::Refused;
+            res.error = ok.error();
+            res.error->message = "cannot save the original settings (" + res.error->message +
+                                 "); nothing was changed";
+            // Records already written describe no change yet: put them back.
+            for (std::size_t i = 0; i < records.size() && &records[i] != &r; ++i) {
+                if (previous[i])
+                    (void)store.save_interface(*previous[i]);
+                else
+                    (void)store.remove_interface(records[i].name);
+            }
+            return res;
+        }
+    }
+    if (auto ok = store.save_system(*sysrec); !ok) {
+        res.result = TxResult::Refused;
+        res.error = ok.error();
+        res.error->message =
+            "cannot save the original settings (" + res.error->message + "); nothing was changed";
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            if (previous[i])
+                (void)store.save_interface(*previous[i]);
+            else
+                (void)store.remove_interface(records[i].name);
+        }
+        return res;
+    }
+
+    // Apply: one message per interface and section, in plan order.
+    auto run = execute(be, writes, !opts.keep_going, opts.before_change);
+    bool failed = false;
+    for (std::size_t i = 0; i < run.attempted; ++i) {
+        if (!run.errors[i]) continue;
+        auto& sr = step_result(refs[i]);
+        sr.outcome = Outcome::Failed;
+        sr.error = run.errors[i];
+        if (!res.error) res.error = run.errors[i];
+        failed = true;
+    }
+
+    // Verify what was applied.
+    Reread after;
+    if (!failed || opts.keep_going) {
+        after = reread(be, writes);
+        for (std::size_t i = 0; i < run.attempted; ++i) {
+            auto& sr = step_result(refs[i]);
+            if (sr.outcome == Outcome::Failed) continue;
+            const NicState* nic =
+                writes[i].nic ? find_nic(after.nics, writes[i].nic->ifindex) : nullptr;
+            if (writes[i].nic && !nic) {
+                sr.outcome = Outcome::Failed;
+                sr.error = Error{Errc::NoSuchInterface,
+                                 0,
+                                 writes[i].nic->name,
+                                 "interface vanished during the apply",
+                                 {}};
+                if (!res.error) res.error = sr.error;
+                failed = true;
+                continue;
+            }
+            sr.actual = read_back(writes[i].id, nic, after.sys ? &*after.sys : nullptr);
+            if (same_value(writes[i].id, sr.actual, sr.step.target)) {
+                sr.outcome = sr.step.resolution == Resolution::Translated ? Outcome::Translated
+                                                                          : Outcome::Applied;
+            } else if (!same_value(writes[i].id, sr.actual, sr.step.current) &&
+                       !std::holds_alternative<std::monostate>(sr.actual) &&
+                       writes[i].id.section != Section::Features &&
+                       writes[i].id.section != Section::Tuned) {
+                sr.outcome = Outcome::Adjusted;
+                sr.step.note = (sr.step.note.empty() ? "" : sr.step.note + "; ") + "asked " +
+                               to_string(sr.step.target) + ", the driver set " +
+                               to_string(sr.actual);
+            } else {
+                sr.outcome = Outcome::Failed;
+                sr.error = Error{
+                    Errc::Kernel,
+                    0,
+                    (writes[i].nic ? writes[i].nic->name + ": " : "") + writes[i].id.path(),
+                    "the request was accepted but the value reads back as " + to_string(sr.actual),
+                    {}};
+                if (!res.error) res.error = sr.error;
+                failed = true;
+            }
+        }
+        // Covered steps end as their covering value does.
+        for (std::size_t i = 0; i < res.interfaces.size(); ++i) {
+            for (auto& sr : res.interfaces[i].steps) {
+                if (sr.step.kind != StepKind::Covered) continue;
+                const NicState* nic = find_nic(after.nics, plan.interfaces[i].id.ifindex);
+                if (!nic) {
+                    auto fresh =
+                        be.read_interfaces(ReadRequest{{plan.interfaces[i].id.name}, true});
+                    if (fresh && !fresh->empty()) after.nics.push_back(std::move(fresh->front()));
+                    nic = find_nic(after.nics, plan.interfaces[i].id.ifindex);
+                }
+                sr.actual = read_back(sr.step.setting, nic, nullptr);
+                sr.outcome = sr.actual == sr.step.target ? Outcome::Translated : Outcome::Failed;
+            }
+        }
+    }
+
+    if (failed && !opts.keep_going) {
+        // Undo this transaction, newest first, to the values before it.
+        std::vector<Write> undo;
+        for (std::size_t i = run.attempted; i-- > 0;) {
+            // A write the kernel refused did not change anything.
+            if (run.errors[i]) continue;
+            Write w = writes[i];
+            w.value = step_result(refs[i]).step.current;
+            undo.push_back(std::move(w));
+        }
+        res.rollback = restore(be, undo);
+        bool complete = std::all_of(res.rollback.begin(), res.rollback.end(),
+                                    [](const RestoreResult& r) { return r.ok; });
+        res.result = complete ? TxResult::RolledBack : TxResult::Partial;
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+            auto& sr = step_result(refs[i]);
+            if (sr.outcome != Outcome::Failed) sr.outcome = Outcome::NotReached;
+        }
+        if (complete) {
+            for (std::size_t i = 0; i < records.size(); ++i) {
+                if (previous[i])
+                    (void)store.save_interface(*previous[i]);
+                else
+                    (void)store.remove_interface(records[i].name);
+            }
+            (void)store.save_system(sys_before);
+        } else {
+            for (auto& r : records) {
+                r.status = TxStatus::Failed;
+                r.updated_at = unix_now();
+                (void)store.save_interface(r);
+            }
+        }
+        return res;
+    }
+
+    for (auto& r : records) {
+        r.status = failed ? TxStatus::Failed : TxStatus::Applied;
+        r.updated_at = unix_now();
+        if (auto ok = store.save_interface(r); !ok && !res.error) res.error = ok.error();
+    }
+    res.result = failed ? TxResult::Partial : TxResult::Applied;
+    return res;
+}
+
+RollbackResult rollback_interface(Backend& be, StateStore& store, const std::string& name) {
+    RollbackResult out;
+    out.interface = name;
+    auto lock = store.lock(name);
+    if (!lock) {
+        out.result = TxResult::Refused;
+        out.error = lock.error();
+        return out;
+    }
+    auto rec = store.load_interface(name);
+    if (!rec) {
+        out.result = TxResult::Refused;
+        out.error = rec.error();
+        return out;
+    }
+    if (!*rec) {
+        out.nothing_saved = true;
+        out.result = TxResult::Applied;
+        return out;
+    }
+    const InterfaceRecord record = **rec;
+    out.profile = record.profile;
+    auto now = be.read_interfaces(ReadRequest{{name}, true});
+    if (!now) {
+        out.result = TxResult::Refused;
+        out.error = now.error();
+        if (now.error().code == Errc::NoSuchInterface)
+            out.error->message =
+                "not present; its saved originals are kept in " + store.dir().string();
+        return out;
+    }
+    const NicState& st = now->front();
+    if (!record.mac.empty() && st.id.mac != record.mac &&
+        (!st.id.perm_mac || st.id.perm_mac != record.perm_mac)) {
+        out.result = TxResult::Refused;
+        out.error = Error{Errc::InvalidArgument,
+                          0,
+                          name,
+                          "is now a different device (MAC " + st.id.mac + ", saved " + record.mac +
+                              "); refusing to restore another device's settings",
+                          {}};
+        return out;
+    }
+    NicRef nic{st.id.ifindex, name};
+    uint32_t bits =
+        st.features && st.features->names ? static_cast<uint32_t>(st.features->names->size()) : 0;
+
+    std::vector<Write> writes;
+    for (const auto& o : record.originals) {
+        auto id = SettingId::parse(o.key);
+        if (!id) {
+            out.restored.push_back(RestoreResult{name, o.key, o.value, false, id.error().str()});
+            continue;
+        }
+        Write w{nic, *id, o.value, 0, bits};
+        if (id->section == Section::Features) {
+            auto idx = st.features ? st.features->index_of(id->name) : std::nullopt;
+            if (!idx) {
+                out.restored.push_back(RestoreResult{name, o.key, o.value, false,
+                                                     "the device has no such feature now"});
+                continue;
+            }
+            w.feature_index = *idx;
+        }
+        writes.push_back(std::move(w));
+    }
+    // Reverse apply order: coalescing before features before MTU before rings...
+    std::stable_sort(writes.begin(), writes.end(), [](const Write& a, const Write& b) {
+        return phase_of_setting(a.id) > phase_of_setting(b.id);
+    });
+
+    // System settings this interface was the last user of.
+    auto sys = store.load_system();
+    std::vector<Write> sys_writes;
+    SystemRecord sysrec;
+    if (sys) {
+        sysrec = *sys;
+        for (auto it = sysrec.entries.begin(); it != sysrec.entries.end();) {
+            auto& owners = it->owners;
+            auto o = std::find(owners.begin(), owners.end(), name);
+            if (o == owners.end()) {
+                ++it;
+                continue;
+            }
+            owners.erase(o);
+            if (owners.empty()) {
+                if (auto id = SettingId::parse(it->key))
+                    sys_writes.push_back(Write{std::nullopt, *id, it->original, 0, 0});
+                it = sysrec.entries.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    } else {
+        out.restored.push_back(RestoreResult{"", "system", {}, false, sys.error().str()});
+    }
+    std::stable_sort(sys_writes.begin(), sys_writes.end(), [](const Write& a, const Write& b) {
+        return phase_of_setting(a.id) > phase_of_setting(b.id);
+    });
+    // tuned and sysctls first (reverse of apply), then the device.
+    std::vector<Write> all = sys_writes;
+    all.insert(all.end(), writes.begin(), writes.end());
+    auto restored = restore(be, all);
+    out.restored.insert(out.restored.end(), restored.begin(), restored.end());
+
+    bool complete = std::all_of(out.restored.begin(), out.restored.end(),
+                                [](const RestoreResult& r) { return r.ok; });
+    if (complete) {
+        if (auto ok = store.remove_interface(name); !ok) out.error = ok.error();
+        if (sys)
+            if (auto ok = store.save_system(sysrec); !ok) out.error = ok.error();
+        out.result = TxResult::RolledBack;
+    } else {
+        InterfaceRecord keep = record;
+        keep.status = TxStatus::Failed;
+        keep.updated_at = unix_now();
+        (void)store.save_interface(keep);
+        out.result = TxResult::Partial;
+    }
+    return out;
+}
+
+}  // namespace nictune

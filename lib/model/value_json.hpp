@@ -1,0 +1,23 @@
+// Scalars as JSON values (null, bool, unsigned number, string), for reports
+// and state files alike. A template so that either nlohmann::json or
+// nlohmann::ordered_json can be produced.
+#pragma once
+
+#include <variant>
+
+#include "model/value.hpp"
+
+namespace nictune {
+
+template <class Json>
+Json scalar_to_json(const Scalar& s) {
+    struct V {
+        Json operator()(std::monostate) const { return nullptr; }
+        Json operator()(bool b) const { return b; }
+        Json operator()(uint64_t n) const { return n; }
+        Json operator()(const std::string& t) const { return t; }
+    };
+    return std::visit(V{}, s);
+}
+
+}  // namespace nictune

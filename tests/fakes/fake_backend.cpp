@@ -1,0 +1,110 @@
+#include "fakes/fake_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nictune::test {
+
+NicState* FakeBackend::nic(const std::string& name) {
+    for (auto& n : nics)
+        if (n.id.name == name) return &n;
+    return nullptr;
+}
+
+NicState* FakeBackend::by_index(int ifindex) {
+    for (auto& n : nics)
+        if (n.id.ifindex == ifindex) return &n;
+    return nullptr;
+}
+
+Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& req) {
+    std::vector<NicState> out;
+    if (req.names.empty()) return nics;
+    for (const auto& n : req.names) {
+        auto* s = nic(n);
+        if (!s) return fail(Errc::NoSuchInterface, n, "no such interface");
+        out.push_back(*s);
+    }
+    return out;
+}
+
+Result<SystemState> FakeBackend::read_system(std::span<const std::string>) {
+    return system;
+}
+
+Result<void> FakeBackend::before_set(const std::string& what) {
+    ++set_calls_;
+    calls.push_back(Call{what});
+    if (vanish_ && vanish_->first == set_calls_) {
+        std::erase_if(nics, [&](const NicState& n) { return n.id.name == vanish_->second; });
+    }
+    if (auto it = failures_.find(set_calls_); it != failures_.end()) {
+        Error e{Errc::Kernel, it->second.first, what, std::strerror(it->second.first),
+                it->second.second};
+        return std::unexpected(e);
+    }
+    return {};
+}
+
+Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
+                                     std::span<const std::pair<Key, uint64_t>> values) {
+    if (auto r =
+            before_set("set_device " + std::string(section_info(section).name) + " " + ref.name);
+        !r)
+        return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "No such device");
+    for (const auto& [k, v] : values) {
+        if (key_info(k).section != section)
+            return fail(Errc::Internal, ref.name, "key in the wrong section");
+        if (!n->values.has(k))
+            return std::unexpected(Error{Errc::Unsupported, EOPNOTSUPP, ref.name,
+                                         "Operation not supported",
+                                         "cannot modify an unsupported parameter"});
+        if (std::find(ignored_.begin(), ignored_.end(), k) != ignored_.end()) continue;
+        auto a = adjust_.find(k);
+        n->values.set(k, a != adjust_.end() ? a->second(v) : v);
+    }
+    return {};
+}
+
+Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
+                                       std::span<const std::pair<std::size_t, bool>> bits) {
+    if (auto r = before_set("set_features " + ref.name); !r) return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "No such device");
+    if (!n->features) return fail(Errc::Unsupported, ref.name, "no features");
+    for (const auto& [i, on] : bits) {
+        auto& fs = *n->features;
+        if (fs.is_fixed(i)) continue;  // the kernel leaves fixed features alone
+        const uint32_t bit = 1U << (i % 32);
+        if (on) {
+            fs.active[i / 32] |= bit;
+            fs.wanted[i / 32] |= bit;
+        } else {
+            fs.active[i / 32] &= ~bit;
+            fs.wanted[i / 32] &= ~bit;
+        }
+    }
+    return {};
+}
+
+Result<void> FakeBackend::set_sysctl(const std::string& name, const std::string& value) {
+    if (auto r = before_set("set_sysctl " + name); !r) return r;
+    for (auto& s : system.sysctl)
+        if (s.name == name && s.value) {
+            s.value = value;
+            return {};
+        }
+    return fail(Errc::Unsupported, "sysctl." + name, "no such sysctl");
+}
+
+Result<void> FakeBackend::set_tuned_profile(const std::string& profile) {
+    if (auto r = before_set("set_tuned " + profile); !r) return r;
+    if (system.tuned.source != TunedSource::Dbus)
+        return fail(Errc::Unsupported, "tuned", "tuned is not running");
+    system.tuned.active_profile = profile;
+    return {};
+}
+
+}  // namespace nictune::test

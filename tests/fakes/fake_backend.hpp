@@ -1,0 +1,59 @@
+// An in-memory kernel for unit tests of the logic above the Backend: reads
+// return the stored NicStates, SETs change them, and failures (errno plus an
+// extack text) can be injected at any call.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+
+namespace nictune::test {
+
+class FakeBackend : public Backend {
+  public:
+    std::vector<NicState> nics;
+    SystemState system;
+
+    struct Call {
+        std::string what;  // "set_device link p4p1", "set_features p4p1", "set_sysctl NAME",
+                           // "set_tuned NAME"
+    };
+    std::vector<Call> calls;  // every SET, in order
+
+    // The n-th SET (1-based, counting every set_* call) fails with errno and extack.
+    void fail_call(int n, int err, std::string extack = {}) {
+        failures_[n] = {err, std::move(extack)};
+    }
+    // SETs touching `key` are accepted but change nothing.
+    void ignore(Key key) { ignored_.push_back(key); }
+    // The driver settles on another value for `key`.
+    void adjust(Key key, std::function<uint64_t(uint64_t)> f) { adjust_[key] = std::move(f); }
+    // The interface disappears at the n-th SET.
+    void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
+
+    NicState* nic(const std::string& name);
+
+    Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) override;
+    Result<SystemState> read_system(std::span<const std::string> extra) override;
+    Result<void> set_device(const NicRef& nic, Section section,
+                            std::span<const std::pair<Key, uint64_t>> values) override;
+    Result<void> set_features(const NicRef& nic, uint32_t nbits,
+                              std::span<const std::pair<std::size_t, bool>> bits) override;
+    Result<void> set_sysctl(const std::string& name, const std::string& value) override;
+    Result<void> set_tuned_profile(const std::string& profile) override;
+
+  private:
+    Result<void> before_set(const std::string& what);
+    NicState* by_index(int ifindex);
+    int set_calls_ = 0;
+    std::map<int, std::pair<int, std::string>> failures_;
+    std::vector<Key> ignored_;
+    std::map<Key, std::function<uint64_t(uint64_t)>> adjust_;
+    std::optional<std::pair<int, std::string>> vanish_;
+};
+
+}  // namespace nictune::test

@@ -1,0 +1,703 @@
+// The state store: JSON records, atomic writes, corrupt files, locks. Every
+// test works in its own mkdtemp directory.
+#include "engine/state_store.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "util/strings.hpp"
+
+namespace nictune {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+  public:
+    TempDir() {
+        char tmpl[] = "/tmp/nictune-state-XXXXXX";
+        const char* dir = ::mkdtemp(tmpl);
+        EXPECT_NE(dir, nullptr) << std::strerror(errno);
+        if (dir) path_ = dir;
+    }
+    ~TempDir() {
+        if (path_.empty()) return;
+        // A test may have left a directory read-only; remove_all needs write access.
+        std::error_code ec;
+        for (fs::recursive_directory_iterator it(path_, ec), end; !ec && it != end;
+             it.increment(ec))
+            if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, ec);
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] const fs::path& path() const { return path_; }
+
+  private:
+    fs::path path_;
+};
+
+void write_text(const fs::path& p, std::string_view text) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << text;
+    ASSERT_TRUE(out.good()) << p;
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Sorted file names, so that a leftover temporary file shows up in a failure.
+std::vector<std::string> entries(const fs::path& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        out.push_back(it->path().filename().string());
+    std::ranges::sort(out);
+    return out;
+}
+
+unsigned mode_of(const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p << ": " << std::strerror(errno);
+    return st.st_mode & 07777;
+}
+
+bool contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
+InterfaceRecord sample_interface(std::string name = "p4p1") {
+    InterfaceRecord r;
+    r.name = std::move(name);
+    r.ifindex = 7;
+    r.mac = "3c:fd:fe:a1:b2:c3";
+    r.perm_mac = "3c:fd:fe:a1:b2:c0";
+    r.bus_info = "0000:3b:00.0";
+    r.profile = "x520-lowlatency";
+    r.transaction = "20240501T101500-3f2a";
+    r.status = TxStatus::Applied;
+    r.originals = {
+        {"link.mtu", uint64_t{1500}},        {"rings.rx", std::numeric_limits<uint64_t>::max()},
+        {"features.rx-gro", true},           {"coalesce.adaptive-rx", false},
+        {"pause.autoneg", std::monostate{}}, {"link.duplex", std::string("full")},
+    };
+    r.targets = {
+        {"link.mtu", uint64_t{9000}},
+        {"features.rx-gro", false},
+        {"link.duplex", std::string("half")},
+        {"pause.autoneg", std::monostate{}},
+    };
+    r.updated_at = 1714558500;
+    return r;
+}
+
+InterfaceRecord bare_interface(std::string name) {
+    InterfaceRecord r;
+    r.name = std::move(name);
+    return r;
+}
+
+// The record, nullopt for "no record"; a load error fails the test.
+std::optional<InterfaceRecord> loaded(const StateStore& store, std::string_view name) {
+    auto r = store.load_interface(name);
+    if (!r) {
+        ADD_FAILURE() << r.error().str();
+        return std::nullopt;
+    }
+    return std::move(*r);
+}
+
+SystemRecord sample_system() {
+    SystemRecord r;
+    r.entries = {
+        {"sysctl.net.core.rmem_max", uint64_t{212992}, {"p4p1", "p4p2"}},
+        {"sysctl.net.core.busy_poll", uint64_t{0}, {"p4p1"}},
+        {"sysctl.net.ipv4.tcp_low_latency", false, {}},
+        {"tuned.profile", std::string("balanced"), {"p4p1"}},
+        {"sysctl.net.core.netdev_budget", std::monostate{}, {"p4p2"}},
+    };
+    return r;
+}
+
+template <class T>
+void expect_corrupt(const Result<T>& r, const std::string& source, std::string_view detail) {
+    ASSERT_FALSE(r) << "accepted a bad file; expected an error about " << detail;
+    EXPECT_EQ(r.error().code, Errc::Io) << r.error().str();
+    EXPECT_EQ(r.error().context, source);
+    EXPECT_TRUE(r.error().message.starts_with("truncated or corrupt state file: "))
+        << r.error().str();
+    EXPECT_TRUE(contains(r.error().message, detail))
+        << r.error().str() << "\n  expected to mention: " << detail;
+}
+
+// Makes write() fail with EFBIG past `bytes`, which works even for root (who
+// ignores read-only directories). SIGXFSZ would kill the process otherwise.
+class FileSizeLimit {
+  public:
+    explicit FileSizeLimit(rlim_t bytes) {
+        previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+        EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &saved_), 0);
+        rlimit small = saved_;
+        small.rlim_cur = bytes;
+        EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0) << std::strerror(errno);
+    }
+    ~FileSizeLimit() {
+        ::setrlimit(RLIMIT_FSIZE, &saved_);
+        std::signal(SIGXFSZ, previous_handler_);
+    }
+    FileSizeLimit(const FileSizeLimit&) = delete;
+    FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+  private:
+    rlimit saved_{};
+    void (*previous_handler_)(int) = nullptr;
+};
+
+// ---- records and their JSON
+
+TEST(StateRecordJson, RoundTripsAnInterfaceRecordWithEveryScalarType) {
+    for (auto r : {sample_interface(), bare_interface("eth0")}) {
+        const auto back = interface_record_from_json(to_json_text(r), "test");
+        ASSERT_TRUE(back) << back.error().str();
+        EXPECT_EQ(*back, r) << to_json_text(r);
+    }
+}
+
+TEST(StateRecordJson, RoundTripsASystemRecordWithEveryScalarType) {
+    for (const auto& r : {sample_system(), SystemRecord{}}) {
+        const auto back = system_record_from_json(to_json_text(r), "test");
+        ASSERT_TRUE(back) << back.error().str();
+        EXPECT_EQ(*back, r) << to_json_text(r);
+    }
+}
+
+TEST(StateRecordJson, WritesScalarsAsNativeJsonTypes) {
+    const auto j = nlohmann::json::parse(to_json_text(sample_interface()));
+    EXPECT_EQ(j.at("version"), 1);
+    EXPECT_TRUE(j.at("version").is_number_unsigned());
+    EXPECT_EQ(j.at("status"), "applied");
+    const auto& o = j.at("originals");
+    ASSERT_EQ(o.size(), 6u);
+    EXPECT_TRUE(o[0].at("value").is_number_unsigned());
+    EXPECT_EQ(o[0].at("value"), 1500u);
+    EXPECT_EQ(o[1].at("value").get<uint64_t>(), std::numeric_limits<uint64_t>::max());
+    EXPECT_EQ(o[2].at("value"), true);
+    EXPECT_EQ(o[3].at("value"), false);
+    EXPECT_TRUE(o[4].at("value").is_null());
+    EXPECT_EQ(o[5].at("value"), "full");
+    EXPECT_EQ(o[5].at("key"), "link.duplex");
+
+    const auto s = nlohmann::json::parse(to_json_text(sample_system()));
+    EXPECT_EQ(s.at("version"), 1);
+    EXPECT_EQ(s.at("entries")[0].at("original"), 212992u);
+    EXPECT_EQ(s.at("entries")[0].at("owners"), nlohmann::json({"p4p1", "p4p2"}));
+    EXPECT_EQ(s.at("entries")[3].at("original"), "balanced");
+}
+
+TEST(StateRecordJson, RejectsEveryTruncationOfAValidFile) {
+    const std::string text = to_json_text(sample_interface());
+    // Cutting after the closing brace leaves valid JSON; every earlier cut must fail.
+    const std::size_t last_brace = text.rfind('}');
+    for (std::size_t n = 0; n < last_brace + 1; ++n) {
+        SCOPED_TRACE("first " + std::to_string(n) + " bytes");
+        const auto r = interface_record_from_json(std::string_view(text).substr(0, n), "f.json");
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code, Errc::Io);
+        EXPECT_EQ(r.error().context, "f.json");
+        EXPECT_TRUE(r.error().message.starts_with("truncated or corrupt state file: "))
+            << r.error().message;
+    }
+    const std::string sys = to_json_text(sample_system());
+    expect_corrupt(system_record_from_json(sys.substr(0, sys.size() / 2), "s.json"), "s.json",
+                   "parse error at line");
+}
+
+TEST(StateRecordJson, RejectsEmptyAndGarbageText) {
+    expect_corrupt(interface_record_from_json("", "f.json"), "f.json", "the file is empty");
+    expect_corrupt(interface_record_from_json(" \n", "f.json"), "f.json", "the file is empty");
+    expect_corrupt(interface_record_from_json("\x7f"
+                                              "ELF\x02\x01",
+                                              "f.json"),
+                   "f.json", "parse error");
+    expect_corrupt(interface_record_from_json("{\"version\": 1} trailing", "f.json"), "f.json",
+                   "parse error");
+    expect_corrupt(interface_record_from_json("[1, 2]", "f.json"), "f.json",
+                   "expected a JSON object, found an array");
+    expect_corrupt(system_record_from_json("null", "s.json"), "s.json",
+                   "expected a JSON object, found null");
+}
+
+TEST(StateRecordJson, RejectsAnUnknownVersionWithoutGuessing) {
+    auto j = nlohmann::json::parse(to_json_text(sample_interface()));
+    j["version"] = 2;
+    const auto r = interface_record_from_json(j.dump(), "f.json");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::Io);
+    EXPECT_EQ(r.error().context, "f.json");
+    EXPECT_EQ(r.error().message, "unsupported state file version 2 (this nictune reads version 1)");
+
+    const auto s = system_record_from_json(R"({"version": 0, "entries": []})", "s.json");
+    ASSERT_FALSE(s);
+    EXPECT_TRUE(contains(s.error().message, "unsupported state file version 0")) << s.error().str();
+}
+
+TEST(StateRecordJson, RejectsFieldsOfTheWrongType) {
+    struct Case {
+        const char* what;
+        std::function<void(nlohmann::json&)> mutate;
+        const char* detail;
+    };
+    const Case cases[] = {
+        {"version as text", [](auto& j) { j["version"] = "1"; },
+         "version: expected an unsigned integer, found a string"},
+        {"no version", [](auto& j) { j.erase("version"); }, "version: missing field"},
+        {"ifindex as text", [](auto& j) { j["ifindex"] = "7"; },
+         "ifindex: expected an integer, found a string"},
+        {"ifindex too big", [](auto& j) { j["ifindex"] = uint64_t{1} << 40; },
+         "ifindex: integer out of range"},
+        {"fractional time", [](auto& j) { j["updated_at"] = 1.5; },
+         "updated_at: expected an integer, found a floating-point number"},
+        {"name as number", [](auto& j) { j["name"] = 4; },
+         "name: expected a string, found an unsigned integer"},
+        {"name with a slash", [](auto& j) { j["name"] = "a/b"; },
+         "name: 'a/b' is not an interface name"},
+        {"perm_mac as bool", [](auto& j) { j["perm_mac"] = true; },
+         "perm_mac: expected a string or null, found a boolean"},
+        {"unknown status", [](auto& j) { j["status"] = "done"; },
+         "status: unknown transaction status 'done'"},
+        {"negative value", [](auto& j) { j["originals"][0]["value"] = -3; },
+         "originals[0].value: expected null, a boolean, an unsigned integer or a string, found a "
+         "negative integer"},
+        {"fractional value", [](auto& j) { j["targets"][1]["value"] = 0.5; },
+         "targets[1].value: expected null, a boolean, an unsigned integer or a string, found a "
+         "floating-point number"},
+        {"object value", [](auto& j) { j["originals"][2]["value"] = nlohmann::json::object(); },
+         "originals[2].value: expected null, a boolean, an unsigned integer or a string, found an "
+         "object"},
+        {"originals as object", [](auto& j) { j["originals"] = nlohmann::json::object(); },
+         "originals: expected an array of objects, found an object"},
+        {"target as number", [](auto& j) { j["targets"][3] = 1; },
+         "targets[3]: expected an object, found an unsigned integer"},
+        {"value without key", [](auto& j) { j["targets"][2].erase("key"); },
+         "targets[2].key: missing field"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.what);
+        auto j = nlohmann::json::parse(to_json_text(sample_interface()));
+        c.mutate(j);
+        expect_corrupt(interface_record_from_json(j.dump(), "f.json"), "f.json", c.detail);
+    }
+
+    const Case system_cases[] = {
+        {"no entries", [](auto& j) { j.erase("entries"); }, "entries: missing field"},
+        {"owner as number", [](auto& j) { j["entries"][0]["owners"][1] = 5; },
+         "entries[0].owners[1]: expected a string, found an unsigned integer"},
+        {"owners as text", [](auto& j) { j["entries"][1]["owners"] = "p4p1"; },
+         "entries[1].owners: expected an array of strings, found a string"},
+        {"negative original", [](auto& j) { j["entries"][0]["original"] = -1; },
+         "entries[0].original: expected null, a boolean, an unsigned integer or a string"},
+        {"no original", [](auto& j) { j["entries"][4].erase("original"); },
+         "entries[4].original: missing field"},
+    };
+    for (const auto& c : system_cases) {
+        SCOPED_TRACE(c.what);
+        auto j = nlohmann::json::parse(to_json_text(sample_system()));
+        c.mutate(j);
+        expect_corrupt(system_record_from_json(j.dump(), "s.json"), "s.json", c.detail);
+    }
+}
+
+TEST(StateRecordJson, RejectsEveryMissingRequiredField) {
+    for (const char* key : {"name", "ifindex", "mac", "profile", "transaction", "status",
+                            "originals", "targets", "updated_at"}) {
+        SCOPED_TRACE(key);
+        auto j = nlohmann::json::parse(to_json_text(sample_interface()));
+        ASSERT_EQ(j.erase(key), 1u);
+        expect_corrupt(interface_record_from_json(j.dump(), "f.json"), "f.json",
+                       std::string(key) + ": missing field");
+    }
+}
+
+TEST(StateRecordJson, ReadsAbsentOptionalFieldsAsNone) {
+    auto j = nlohmann::json::parse(to_json_text(sample_interface()));
+    j.erase("perm_mac");
+    j["bus_info"] = nullptr;
+    const auto r = interface_record_from_json(j.dump(), "f.json");
+    ASSERT_TRUE(r) << r.error().str();
+    EXPECT_EQ(r->perm_mac, std::nullopt);
+    EXPECT_EQ(r->bus_info, std::nullopt);
+}
+
+TEST(StateRecordJson, IgnoresUnknownFieldsOfTheSameVersion) {
+    auto j = nlohmann::json::parse(to_json_text(sample_interface()));
+    j["comment"] = "added by a newer nictune";
+    j["originals"][0]["source"] = "netlink";
+    const auto r = interface_record_from_json(j.dump(), "f.json");
+    ASSERT_TRUE(r) << r.error().str();
+    EXPECT_EQ(*r, sample_interface());
+}
+
+TEST(StateRecordJson, NamesEveryTransactionStatus) {
+    const std::pair<TxStatus, std::string_view> names[] = {{TxStatus::Applying, "applying"},
+                                                           {TxStatus::Applied, "applied"},
+                                                           {TxStatus::RolledBack, "rolled_back"},
+                                                           {TxStatus::Failed, "failed"}};
+    for (const auto& [status, name] : names) {
+        EXPECT_EQ(tx_status_name(status), name);
+        EXPECT_EQ(tx_status_from(name), status);
+    }
+    EXPECT_EQ(tx_status_from("Applied"), std::nullopt);
+    EXPECT_EQ(tx_status_from(""), std::nullopt);
+}
+
+TEST(StateRecordJson, FindsOriginalsAndSystemEntriesByKey) {
+    const auto r = sample_interface();
+    ASSERT_NE(r.original("link.duplex"), nullptr);
+    EXPECT_EQ(r.original("link.duplex")->value, Scalar(std::string("full")));
+    EXPECT_EQ(r.original("link.speed"), nullptr);
+
+    auto s = sample_system();
+    SystemEntry* e = s.find("tuned.profile");
+    ASSERT_NE(e, nullptr);
+    e->owners.push_back("p4p2");
+    EXPECT_EQ(s.entries[3].owners, (std::vector<std::string>{"p4p1", "p4p2"}));
+    EXPECT_EQ(s.find("sysctl.net.core.wmem_max"), nullptr);
+}
+
+// ---- files
+
+TEST(StateStore, RoundTripsAnInterfaceRecord) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto r = sample_interface();
+    ASSERT_TRUE(store.save_interface(r));
+    const auto back = store.load_interface("p4p1");
+    ASSERT_TRUE(back) << back.error().str();
+    ASSERT_TRUE(*back);
+    EXPECT_EQ(**back, r);
+}
+
+TEST(StateStore, RoundTripsASystemRecord) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_system(sample_system()));
+    const auto back = store.load_system();
+    ASSERT_TRUE(back) << back.error().str();
+    EXPECT_EQ(*back, sample_system());
+}
+
+TEST(StateStore, HasNoRecordsBeforeTheFirstSave) {
+    TempDir tmp;
+    // The state directory itself does not exist yet: nothing has been tuned.
+    StateStore store(tmp.path() / "state");
+    const auto r = store.load_interface("p4p1");
+    ASSERT_TRUE(r) << r.error().str();
+    EXPECT_EQ(*r, std::nullopt);
+    const auto s = store.load_system();
+    ASSERT_TRUE(s) << s.error().str();
+    EXPECT_EQ(*s, SystemRecord{});
+    std::vector<Error> errors;
+    EXPECT_TRUE(store.list(&errors).empty());
+    EXPECT_TRUE(errors.empty());
+    EXPECT_FALSE(fs::exists(tmp.path() / "state")) << "reading must not create the directory";
+}
+
+TEST(StateStore, CreatesPrivateDirectoriesAndFiles) {
+    TempDir tmp;
+    const fs::path dir = tmp.path() / "state";
+    StateStore store(dir);
+    ASSERT_TRUE(store.save_interface(sample_interface()));
+    ASSERT_TRUE(store.save_system(sample_system()));
+    const auto lock = store.lock("p4p1");
+    ASSERT_TRUE(lock) << lock.error().str();
+    EXPECT_EQ(mode_of(dir), 0700u);
+    EXPECT_EQ(mode_of(dir / "interfaces"), 0700u);
+    EXPECT_EQ(mode_of(dir / "locks"), 0700u);
+    EXPECT_EQ(mode_of(dir / "interfaces" / "p4p1.json"), 0600u);
+    EXPECT_EQ(mode_of(dir / "system.json"), 0600u);
+    EXPECT_EQ(mode_of(dir / "locks" / "p4p1.lock"), 0600u);
+}
+
+TEST(StateStore, ReplacesTheOldFileAndLeavesNoTemporaryFiles) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto r = sample_interface();
+    ASSERT_TRUE(store.save_interface(r));
+    r.status = TxStatus::RolledBack;
+    r.targets.clear();
+    ASSERT_TRUE(store.save_interface(r));
+    ASSERT_TRUE(store.save_system(sample_system()));
+    ASSERT_TRUE(store.save_system(SystemRecord{}));
+    EXPECT_EQ(entries(tmp.path()), (std::vector<std::string>{"interfaces", "system.json"}));
+    EXPECT_EQ(entries(tmp.path() / "interfaces"), std::vector<std::string>{"p4p1.json"});
+    EXPECT_EQ(read_text(tmp.path() / "interfaces" / "p4p1.json"), to_json_text(r));
+    EXPECT_EQ(store.load_system(), SystemRecord{});
+}
+
+TEST(StateStore, ReportsATruncatedFileByItsPath) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interface(sample_interface()));
+    ASSERT_TRUE(store.save_system(sample_system()));
+    for (const fs::path& p :
+         {tmp.path() / "interfaces" / "p4p1.json", tmp.path() / "system.json"}) {
+        const std::string text = read_text(p);
+        write_text(p, text.substr(0, text.size() / 2));
+    }
+    expect_corrupt(store.load_interface("p4p1"), (tmp.path() / "interfaces" / "p4p1.json").string(),
+                   "parse error at line");
+    expect_corrupt(store.load_system(), (tmp.path() / "system.json").string(),
+                   "parse error at line");
+}
+
+TEST(StateStore, ReportsEmptyGarbageAndWrongTypeFilesByTheirPath) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interface(sample_interface()));
+    const fs::path p = tmp.path() / "interfaces" / "p4p1.json";
+    const fs::path s = tmp.path() / "system.json";
+
+    write_text(p, "");
+    expect_corrupt(store.load_interface("p4p1"), p.string(), "the file is empty");
+    write_text(p, "p4p1 mtu 9000\n");
+    expect_corrupt(store.load_interface("p4p1"), p.string(), "parse error");
+    write_text(s, R"({"version": 1, "entries": {}})");
+    expect_corrupt(store.load_system(), s.string(), "entries: expected an array of objects");
+
+    write_text(s, R"({"version": 7, "entries": []})");
+    const auto v = store.load_system();
+    ASSERT_FALSE(v);
+    EXPECT_EQ(v.error().context, s.string());
+    EXPECT_TRUE(contains(v.error().message, "unsupported state file version 7")) << v.error().str();
+}
+
+TEST(StateStore, RejectsARecordFiledUnderAnotherInterfacesName) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interface(sample_interface("eth1")));
+    fs::rename(tmp.path() / "interfaces" / "eth1.json", tmp.path() / "interfaces" / "p4p1.json");
+    const auto r = store.load_interface("p4p1");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().context, (tmp.path() / "interfaces" / "p4p1.json").string());
+    EXPECT_EQ(r.error().message, "state file holds the record of 'eth1', not of 'p4p1'");
+}
+
+TEST(StateStore, RefusesToWriteIntoAReadOnlyDirectoryAndKeepsTheOldFile) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto old = sample_interface();
+    ASSERT_TRUE(store.save_interface(old));
+    const fs::path dir = tmp.path() / "interfaces";
+    ASSERT_EQ(::chmod(dir.c_str(), 0500), 0) << std::strerror(errno);
+    if (::access(dir.c_str(), W_OK) == 0)
+        GTEST_SKIP() << "this process ignores file permissions (root or CAP_DAC_OVERRIDE); "
+                        "KeepsTheOldFileWhenAWriteFails covers the failure path";
+
+    auto changed = old;
+    changed.status = TxStatus::Failed;
+    const auto r = store.save_interface(changed);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().sys_errno, EACCES);
+    EXPECT_EQ(r.error().code, Errc::PermissionDenied);
+    EXPECT_EQ(r.error().context, (dir / "p4p1.json").string());
+    EXPECT_EQ(entries(dir), std::vector<std::string>{"p4p1.json"});
+    EXPECT_EQ(loaded(store, "p4p1"), old);
+}
+
+TEST(StateStore, KeepsTheOldFileWhenAWriteFails) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto old = sample_interface();
+    ASSERT_TRUE(store.save_interface(old));
+    ASSERT_TRUE(store.save_system(sample_system()));
+
+    auto changed = old;
+    changed.status = TxStatus::Failed;
+    Result<void> r, s;
+    {
+        const FileSizeLimit limit(64);
+        r = store.save_interface(changed);
+        s = store.save_system(SystemRecord{{{"tuned.profile", std::string("throughput"), {}}}});
+    }
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().sys_errno, EFBIG);
+    EXPECT_EQ(r.error().code, Errc::Io);
+    EXPECT_EQ(r.error().context, (tmp.path() / "interfaces" / "p4p1.json").string());
+    EXPECT_TRUE(contains(r.error().message, "cannot write")) << r.error().str();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().sys_errno, EFBIG);
+    EXPECT_EQ(s.error().context, (tmp.path() / "system.json").string());
+
+    EXPECT_EQ(entries(tmp.path() / "interfaces"), std::vector<std::string>{"p4p1.json"});
+    EXPECT_EQ(entries(tmp.path()), (std::vector<std::string>{"interfaces", "system.json"}));
+    EXPECT_EQ(loaded(store, "p4p1"), old);
+    EXPECT_EQ(store.load_system(), sample_system());
+}
+
+TEST(StateStore, RemovesTheTemporaryFileWhenTheRenameFails) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    // rename() cannot put a file over a directory.
+    fs::create_directories(tmp.path() / "interfaces" / "p4p1.json");
+    const auto r = store.save_interface(sample_interface());
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().sys_errno, EISDIR);
+    EXPECT_EQ(r.error().context, (tmp.path() / "interfaces" / "p4p1.json").string());
+    EXPECT_EQ(entries(tmp.path() / "interfaces"), std::vector<std::string>{"p4p1.json"});
+}
+
+TEST(StateStore, ReportsAnInterfacesPathThatIsNotADirectory) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    write_text(tmp.path() / "interfaces", "not a directory\n");
+
+    const auto saved = store.save_interface(sample_interface());
+    ASSERT_FALSE(saved);
+    EXPECT_EQ(saved.error().sys_errno, ENOTDIR);
+    EXPECT_EQ(saved.error().context, (tmp.path() / "interfaces" / "p4p1.json").string());
+    // Not "no record": the state cannot be read, and rollback must not assume there is none.
+    const auto load = store.load_interface("p4p1");
+    ASSERT_FALSE(load);
+    EXPECT_EQ(load.error().sys_errno, ENOTDIR);
+    std::vector<Error> errors;
+    EXPECT_TRUE(store.list(&errors).empty());
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].sys_errno, ENOTDIR);
+    EXPECT_EQ(read_text(tmp.path() / "interfaces"), "not a directory\n");
+}
+
+TEST(StateStore, RefusesToSaveTextThatIsNotUtf8) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto r = sample_interface();
+    r.profile = "bad\xff";
+    const auto saved = store.save_interface(r);
+    ASSERT_FALSE(saved);
+    EXPECT_EQ(saved.error().code, Errc::InvalidArgument);
+    EXPECT_TRUE(entries(tmp.path()).empty());
+}
+
+TEST(StateStore, RejectsInvalidInterfaceNames) {
+    TempDir tmp;
+    StateStore store(tmp.path() / "state");
+    for (const char* name : {"", ".", "..", "a/b", "../../etc/x", "1234567890123456"}) {
+        SCOPED_TRACE(std::string("name ") + quote(name));
+        const auto load = store.load_interface(name);
+        ASSERT_FALSE(load);
+        EXPECT_EQ(load.error().code, Errc::InvalidArgument);
+        const auto save = store.save_interface(bare_interface(name));
+        ASSERT_FALSE(save);
+        EXPECT_EQ(save.error().code, Errc::InvalidArgument);
+        EXPECT_TRUE(contains(save.error().message, "invalid interface name")) << save.error().str();
+        const auto remove = store.remove_interface(name);
+        ASSERT_FALSE(remove);
+        EXPECT_EQ(remove.error().code, Errc::InvalidArgument);
+        const auto lock = store.lock(name);
+        ASSERT_FALSE(lock);
+        EXPECT_EQ(lock.error().code, Errc::InvalidArgument);
+    }
+    EXPECT_TRUE(entries(tmp.path()).empty());
+}
+
+TEST(StateStore, RemovesAnInterfaceRecord) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interface(sample_interface()));
+    ASSERT_TRUE(store.remove_interface("p4p1"));
+    EXPECT_EQ(loaded(store, "p4p1"), std::nullopt);
+    EXPECT_TRUE(store.remove_interface("p4p1")) << "removing what is gone is not an error";
+}
+
+TEST(StateStore, ListsEveryRecordAndReportsCorruptFiles) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interface(sample_interface("p4p2")));
+    ASSERT_TRUE(store.save_interface(sample_interface("p4p1")));
+    const fs::path dir = tmp.path() / "interfaces";
+    write_text(dir / "eth3.json", to_json_text(sample_interface("eth3")).substr(0, 40));
+    write_text(dir / "eth4.json", to_json_text(sample_interface("p4p1")));
+    write_text(dir / "a:b.json", to_json_text(sample_interface()));
+    // A crashed writer's temporary file and an operator's notes are not records.
+    write_text(dir / ".p4p1.json.Xy12Zq", "{\"ver");
+    write_text(dir / "README", "hands off\n");
+
+    std::vector<Error> errors;
+    const auto records = store.list(&errors);
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_EQ(records[0], sample_interface("p4p1"));
+    EXPECT_EQ(records[1], sample_interface("p4p2"));
+
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_EQ(errors[0].context, (dir / "a:b.json").string());
+    EXPECT_EQ(errors[0].message, "not named after an interface");
+    EXPECT_EQ(errors[1].context, (dir / "eth3.json").string());
+    EXPECT_TRUE(errors[1].message.starts_with("truncated or corrupt state file"))
+        << errors[1].str();
+    EXPECT_EQ(errors[2].context, (dir / "eth4.json").string());
+    EXPECT_TRUE(contains(errors[2].message, "not of 'eth4'")) << errors[2].str();
+
+    EXPECT_EQ(store.list().size(), 2u) << "errors are optional to collect";
+}
+
+// ---- locks
+
+TEST(StateLock, SecondLockOnAnInterfaceIsBusyUntilTheFirstIsReleased) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    {
+        auto first = store.lock("p4p1");
+        ASSERT_TRUE(first) << first.error().str();
+        const auto second = store.lock("p4p1");
+        ASSERT_FALSE(second);
+        EXPECT_EQ(second.error().code, Errc::Busy);
+        EXPECT_EQ(second.error().message, "another transaction is running on p4p1");
+        EXPECT_EQ(second.error().context, (tmp.path() / "locks" / "p4p1.lock").string());
+    }
+    const auto again = store.lock("p4p1");
+    EXPECT_TRUE(again) << again.error().str();
+}
+
+TEST(StateLock, LocksOnDifferentInterfacesAreIndependent) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto a = store.lock("p4p1");
+    const auto b = store.lock("p4p2");
+    EXPECT_TRUE(a) << a.error().str();
+    EXPECT_TRUE(b) << b.error().str();
+}
+
+TEST(StateLock, MoveAssignmentReleasesTheLockItReplaces) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto a = store.lock("p4p1");
+    auto b = store.lock("p4p2");
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(b);
+    *a = std::move(*b);
+    EXPECT_TRUE(store.lock("p4p1")) << "the replaced lock must be released";
+    EXPECT_FALSE(store.lock("p4p2")) << "the moved lock must still be held";
+    StateLock moved_again(std::move(*a));
+    EXPECT_FALSE(store.lock("p4p2"));
+    moved_again = StateLock();
+    EXPECT_TRUE(store.lock("p4p2"));
+}
+
+}  // namespace
+}  // namespace nictune

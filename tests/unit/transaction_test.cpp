@@ -1,0 +1,346 @@
+#include "engine/transaction.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fakes/fake_backend.hpp"
+#include "fakes/states.hpp"
+#include "profile/loader.hpp"
+
+namespace nictune {
+void PrintTo(Outcome o, std::ostream* os);
+void PrintTo(Outcome o, std::ostream* os) {
+    *os << outcome_name(o);
+}
+void PrintTo(TxResult r, std::ostream* os);
+void PrintTo(TxResult r, std::ostream* os) {
+    *os << tx_result_name(r);
+}
+
+namespace {
+namespace fs = std::filesystem;
+
+Profile profile_of(const std::string& name, const std::string& text) {
+    auto p = profile::parse(text, name + ".toml");
+    EXPECT_TRUE(p) << p.error().str();
+    p->name = name;
+    return *p;
+}
+
+// A profile touching every phase of an ixgbe port.
+const char* kEverything = R"(
+[channels]
+combined = 4
+[rings]
+rx = "max"
+[link]
+mtu = 9000
+[pause]
+rx = false
+[features]
+lro = true
+gro = false
+[coalesce]
+adaptive_rx = true
+[sysctl]
+"net.core.rmem_max" = 16777216
+[tuned]
+profile = "latency-performance"
+)";
+
+class TransactionTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/nictune-tx-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        be = test::FakeBackend{};
+        be.nics = {test::ixgbe_port("p4p1"), test::ixgbe_port("p4p2")};
+        be.nics[1].id.ifindex = 7;
+        be.nics[1].id.mac = "90:e2:ba:00:00:02";
+        be.nics[0].values.set(Key::CoalRxUsecs, 0);
+        be.system.sysctl = {{"net.core.rmem_max", "212992"}, {"net.core.busy_poll", "0"}};
+        be.system.tuned = TunedState{"balanced", TunedSource::Dbus, ""};
+        initial_nics = be.nics;
+        initial_system = be.system;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    Plan plan_for(const Profile& p, const std::vector<std::string>& names) {
+        auto nics = be.read_interfaces(ReadRequest{names, false});
+        EXPECT_TRUE(nics);
+        auto sys = be.read_system({});
+        return make_plan(p, *nics, *sys);
+    }
+    void expect_back_to_initial() {
+        ASSERT_EQ(be.nics.size(), initial_nics.size());
+        for (std::size_t i = 0; i < be.nics.size(); ++i) {
+            EXPECT_EQ(be.nics[i].values, initial_nics[i].values) << be.nics[i].id.name;
+            EXPECT_EQ(be.nics[i].features->active, initial_nics[i].features->active)
+                << be.nics[i].id.name;
+        }
+        EXPECT_EQ(be.system.sysctl[0].value, initial_system.sysctl[0].value);
+        EXPECT_EQ(be.system.tuned.active_profile, initial_system.tuned.active_profile);
+    }
+    const StepResult& step(const ApplyResult& r, const std::string& key) {
+        for (const auto& i : r.interfaces)
+            for (const auto& s : i.steps)
+                if (s.step.setting.path() == key) return s;
+        for (const auto& s : r.system)
+            if (s.step.setting.path() == key) return s;
+        throw std::runtime_error("no step " + key);
+    }
+
+    fs::path dir_;
+    test::FakeBackend be;
+    std::vector<NicState> initial_nics;
+    SystemState initial_system;
+};
+
+TEST_F(TransactionTest, PlanOrdersChannelsRingsLinkPauseFeaturesCoalesceSysctlTuned) {
+    auto plan = plan_for(profile_of("all", kEverything), {"p4p1"});
+    std::vector<std::string> order;
+    for (const auto& s : plan.interfaces[0].steps)
+        if (s.kind == StepKind::Change) order.push_back(s.setting.path());
+    for (const auto& s : plan.system)
+        if (s.kind == StepKind::Change) order.push_back(s.setting.path());
+    EXPECT_EQ(order,
+              (std::vector<std::string>{"channels.combined", "rings.rx", "link.mtu", "pause.rx",
+                                        "features.rx-gro", "features.rx-lro", "coalesce.rx_usecs",
+                                        "sysctl.net.core.rmem_max", "tuned.profile"}));
+    // Orders are consecutive and the link-resetting steps say so.
+    int expect = 1;
+    for (const auto& s : plan.interfaces[0].steps) {
+        if (s.kind != StepKind::Change) continue;
+        EXPECT_EQ(s.order, expect++);
+        EXPECT_EQ(s.resets_link, s.setting.path() == "channels.combined" ||
+                                     s.setting.path() == "rings.rx" ||
+                                     s.setting.path() == "link.mtu");
+    }
+}
+
+TEST_F(TransactionTest, PlanTranslatesAdaptiveOnIxgbeAndSaysSo) {
+    auto plan = plan_for(profile_of("a", "[coalesce]\nadaptive_rx = true\n"), {"p4p1"});
+    ASSERT_EQ(plan.interfaces[0].steps.size(), 1U);
+    const auto& s = plan.interfaces[0].steps[0];
+    EXPECT_EQ(s.setting.path(), "coalesce.rx_usecs");
+    EXPECT_EQ(s.requested, "coalesce.adaptive_rx = true");
+    EXPECT_EQ(s.resolution, Resolution::Translated);
+    EXPECT_EQ(s.target, Scalar{uint64_t{1}});
+    EXPECT_NE(s.note.find("rx-usecs 1 is ixgbe's adaptive"), std::string::npos);
+}
+
+TEST_F(TransactionTest, AppliesOnlyWhatDiffersOneMessagePerSection) {
+    auto p =
+        profile_of("p", "[link]\nmtu = 1500\ntxqueuelen = 2000\n[rings]\nrx = 4096\ntx = 4096\n");
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan_for(p, {"p4p1"}), {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    std::vector<std::string> calls;
+    for (const auto& c : be.calls)
+        calls.push_back(c.what);
+    EXPECT_EQ(calls, (std::vector<std::string>{"set_device rings p4p1", "set_device link p4p1"}));
+    EXPECT_EQ(step(r, "link.mtu").outcome, Outcome::Unchanged);
+    EXPECT_EQ(step(r, "link.txqueuelen").outcome, Outcome::Applied);
+    EXPECT_EQ(step(r, "rings.tx").outcome, Outcome::Applied);
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 4096U);
+}
+
+TEST_F(TransactionTest, SavesOriginalsAndVerifiesEveryStep) {
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"}), {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    EXPECT_EQ(step(r, "coalesce.rx_usecs").outcome, Outcome::Translated);
+    EXPECT_EQ(step(r, "link.mtu").outcome, Outcome::Applied);
+    EXPECT_EQ(step(r, "link.mtu").actual, Scalar{uint64_t{9000}});
+    EXPECT_EQ(step(r, "tuned.profile").outcome, Outcome::Applied);
+    auto rec = store.load_interface("p4p1");
+    ASSERT_TRUE(rec && *rec);
+    EXPECT_EQ((*rec)->status, TxStatus::Applied);
+    EXPECT_EQ((*rec)->profile, "all");
+    ASSERT_NE((*rec)->original("link.mtu"), nullptr);
+    EXPECT_EQ((*rec)->original("link.mtu")->value, Scalar{uint64_t{1500}});
+    EXPECT_EQ((*rec)->original("coalesce.rx_usecs")->value, Scalar{uint64_t{0}});
+    EXPECT_EQ((*rec)->original("features.rx-gro")->value, Scalar{true});
+    auto sys = store.load_system();
+    ASSERT_TRUE(sys);
+    ASSERT_NE(sys->find("sysctl.net.core.rmem_max"), nullptr);
+    EXPECT_EQ(sys->find("sysctl.net.core.rmem_max")->original, Scalar{std::string("212992")});
+    EXPECT_EQ(sys->find("tuned.profile")->original, Scalar{std::string("balanced")});
+}
+
+// A failure at any step position rolls back everything applied before it.
+TEST_F(TransactionTest, RollsBackAfterAFailureAtEveryStepPosition) {
+    const auto p = profile_of("all", kEverything);
+    // Count the SET calls of a successful run.
+    int total = 0;
+    {
+        test::FakeBackend probe = be;
+        StateStore store(dir_ / "probe");
+        auto r =
+            apply_plan(probe, store,
+                       make_plan(p, *probe.read_interfaces(ReadRequest{{"p4p1", "p4p2"}, false}),
+                                 *probe.read_system({})));
+        ASSERT_EQ(r.result, TxResult::Applied);
+        total = static_cast<int>(probe.calls.size());
+    }
+    ASSERT_EQ(total, 13)
+        << "6 + 5 messages for the ports (p4p2 is already adaptive), a sysctl, tuned";
+    TearDown();
+    for (int k = 1; k <= total; ++k) {
+        SCOPED_TRACE("failing SET #" + std::to_string(k));
+        SetUp();
+        be.fail_call(k, EINVAL, "value out of range");
+        StateStore store(dir_);
+        auto r = apply_plan(be, store, plan_for(p, {"p4p1", "p4p2"}), {});
+        EXPECT_EQ(r.result, TxResult::RolledBack);
+        ASSERT_TRUE(r.error);
+        EXPECT_EQ(r.error->sys_errno, EINVAL);
+        EXPECT_EQ(r.error->kernel_message, "value out of range");
+        EXPECT_EQ(be.calls.size(), static_cast<std::size_t>(k) + static_cast<std::size_t>(k - 1))
+            << "stops at the failure, then undoes the k-1 applied messages";
+        expect_back_to_initial();
+        EXPECT_TRUE(r.left().empty());
+        auto rec = store.load_interface("p4p1");
+        ASSERT_TRUE(rec);
+        EXPECT_FALSE(*rec) << "a rolled-back first apply leaves no record";
+        TearDown();
+    }
+    SetUp();
+}
+
+TEST_F(TransactionTest, KeepGoingAppliesTheRestAndReportsPartial) {
+    be.fail_call(2, EINVAL, "nope");
+    StateStore store(dir_);
+    ApplyOptions o;
+    o.keep_going = true;
+    auto r = apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"}), o);
+    EXPECT_EQ(r.result, TxResult::Partial);
+    EXPECT_EQ(step(r, "rings.rx").outcome, Outcome::Failed);
+    EXPECT_EQ(step(r, "link.mtu").outcome, Outcome::Applied);
+    EXPECT_TRUE(r.rollback.empty());
+}
+
+TEST_F(TransactionTest, AcceptsAValueTheDriverAdjusts) {
+    be.adjust(Key::RingsRx, [](uint64_t v) { return (v + 511) / 512 * 512; });
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan_for(profile_of("p", "[rings]\nrx = 1000\n"), {"p4p1"}), {});
+    EXPECT_EQ(r.result, TxResult::Applied);
+    EXPECT_EQ(step(r, "rings.rx").outcome, Outcome::Adjusted);
+    EXPECT_EQ(step(r, "rings.rx").actual, Scalar{uint64_t{1024}});
+}
+
+TEST_F(TransactionTest, AValueThatDoesNotTakeEffectFailsAndRollsBack) {
+    be.ignore(Key::CoalRxUsecs);
+    StateStore store(dir_);
+    auto r = apply_plan(
+        be, store,
+        plan_for(profile_of("p", "[link]\nmtu = 9000\n[coalesce]\nrx_usecs = 50\n"), {"p4p1"}), {});
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    EXPECT_EQ(step(r, "coalesce.rx_usecs").outcome, Outcome::Failed);
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U);
+}
+
+TEST_F(TransactionTest, ARefusedPlanChangesNothing) {
+    StateStore store(dir_);
+    auto r = apply_plan(
+        be, store, plan_for(profile_of("p", "[link]\nmtu = 9800\n[rings]\nrx = 512\n"), {"p4p1"}),
+        {});
+    EXPECT_EQ(r.result, TxResult::Refused);
+    ASSERT_EQ(r.refusals.size(), 1U);
+    EXPECT_EQ(r.refusals[0], "p4p1: link.mtu = 9800: the device accepts MTU 68..9710");
+    EXPECT_TRUE(be.calls.empty());
+    EXPECT_FALSE(fs::exists(dir_ / "interfaces" / "p4p1.json"));
+}
+
+TEST_F(TransactionTest, AProfileForAnotherDriverIsRefusedUnlessForced) {
+    auto p = profile_of("x710", "[match]\ndrivers = [\"i40e\"]\n[link]\nmtu = 9000\n");
+    auto nics = *be.read_interfaces(ReadRequest{{"p4p1"}, false});
+    auto refused = make_plan(p, nics, be.system);
+    ASSERT_EQ(refused.refusals().size(), 1U);
+    EXPECT_NE(refused.refusals()[0].find("written for drivers i40e"), std::string::npos)
+        << refused.refusals()[0];
+    PlanOptions force;
+    force.force = true;
+    EXPECT_TRUE(make_plan(p, nics, be.system, force).refusals().empty());
+}
+
+TEST_F(TransactionTest, RollbackRestoresTheFirstOriginalsAcrossApplies) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"})).result,
+        TxResult::Applied);
+    ASSERT_EQ(
+        apply_plan(be, store,
+                   plan_for(profile_of("b", "[link]\nmtu = 9014\n[rings]\nrx = 4096\n"), {"p4p1"}))
+            .result,
+        TxResult::Applied);
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 9014U);
+    auto rb = rollback_interface(be, store, "p4p1");
+    EXPECT_EQ(rb.result, TxResult::RolledBack) << (rb.error ? rb.error->str() : "");
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U)
+        << "the operator's value, not profile a's";
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 512U);
+    EXPECT_FALSE(*store.load_interface("p4p1"));
+    EXPECT_TRUE(rollback_interface(be, store, "p4p1").nothing_saved);
+}
+
+TEST_F(TransactionTest, SystemSettingsReturnWhenTheLastInterfaceRollsBack) {
+    StateStore store(dir_);
+    auto p = profile_of("s", "[link]\nmtu = 9000\n[sysctl]\n\"net.core.rmem_max\" = 16777216\n");
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p1"})).result, TxResult::Applied);
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p2"})).result, TxResult::Applied);
+    ASSERT_EQ(rollback_interface(be, store, "p4p1").result, TxResult::RolledBack);
+    EXPECT_EQ(be.system.sysctl[0].value, "16777216") << "p4p2's profile still needs it";
+    ASSERT_EQ(rollback_interface(be, store, "p4p2").result, TxResult::RolledBack);
+    EXPECT_EQ(be.system.sysctl[0].value, "212992");
+}
+
+TEST_F(TransactionTest, AnInterfaceVanishingMidApplyEndsCleanly) {
+    be.vanish_at_call(2, "p4p1");
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"}), {});
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->code, Errc::NoSuchInterface);
+    EXPECT_EQ(r.error->context.substr(0, 4), "p4p1");
+}
+
+TEST_F(TransactionTest, MissingTunedIsUnsupportedNotFatal) {
+    be.system.tuned = TunedState{std::nullopt, TunedSource::NotInstalled, ""};
+    StateStore store(dir_);
+    auto r = apply_plan(
+        be, store,
+        plan_for(profile_of("t", "[link]\nmtu = 9000\n[tuned]\nprofile = \"x\"\n"), {"p4p1"}));
+    EXPECT_EQ(r.result, TxResult::Applied);
+    EXPECT_EQ(step(r, "tuned.profile").outcome, Outcome::Unsupported);
+}
+
+TEST_F(TransactionTest, ACorruptStateFileStopsBeforeAnyChange) {
+    fs::create_directories(dir_ / "interfaces");
+    std::ofstream(dir_ / "interfaces" / "p4p1.json") << "{\"version\": 1, \"name\": \"p4";
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan_for(profile_of("p", "[link]\nmtu = 9000\n"), {"p4p1"}));
+    EXPECT_EQ(r.result, TxResult::Refused);
+    ASSERT_TRUE(r.error);
+    EXPECT_NE(r.error->str().find((dir_ / "interfaces" / "p4p1.json").string()), std::string::npos)
+        << r.error->str();
+    EXPECT_TRUE(be.calls.empty());
+}
+
+TEST_F(TransactionTest, AnUnwritableStateDirectoryStopsBeforeAnyChange) {
+    // A regular file where the state directory should be: every save fails.
+    fs::path blocked = dir_ / "blocked";
+    std::ofstream(blocked) << "not a directory";
+    StateStore store(blocked);
+    auto r = apply_plan(be, store, plan_for(profile_of("p", "[link]\nmtu = 9000\n"), {"p4p1"}));
+    EXPECT_EQ(r.result, TxResult::Refused);
+    ASSERT_TRUE(r.error);
+    EXPECT_NE(r.error->message.find("nothing was changed"), std::string::npos) << r.error->str();
+    EXPECT_TRUE(be.calls.empty());
+}
+
+}  // namespace
+}  // namespace nictune
