@@ -38,7 +38,9 @@ DrvInfo parse_drvinfo(const ethtool_drvinfo& raw) {
 }
 
 Result<IoctlSocket> IoctlSocket::open() {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    // Any socket reaches the SIOCETHTOOL handler (AF_UNIX falls through to
+    // dev_ioctl); AF_UNIX keeps AF_INET out of the daemon's address families.
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return fail_errno(errno, "ethtool ioctl: socket");
     return IoctlSocket(fd);
 }

@@ -25,7 +25,7 @@ struct DrvInfo {
 // and "N/A" become absent.
 DrvInfo parse_drvinfo(const ethtool_drvinfo& raw);
 
-// An AF_INET datagram socket to issue ethtool ioctls on (in the caller's
+// An AF_UNIX datagram socket to issue ethtool ioctls on (in the caller's
 // network namespace). Owns the descriptor.
 class IoctlSocket {
   public:

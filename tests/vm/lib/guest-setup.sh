@@ -1,0 +1,110 @@
+#!/bin/bash
+# guest-setup.sh RUN_DIR - runs in the guest, chrooted into the overlay root
+# (the host's filesystem with a throwaway tmpfs on top), as root, with the
+# host's tools, before the payload: the script (plain mode) or systemd.
+# Everything it changes lives in the guest's tmpfs; the host is read-only.
+set -euo pipefail
+
+RUN=$1
+# shellcheck source=/dev/null  # written by run-vm
+. "$RUN/boot.conf"
+
+note() { echo "[guest-setup] $*"; }
+
+# The harness's own files, at a fixed guest path that units can name.
+mkdir -p /nictune-vm
+cp "$RUN/run.conf" /nictune-vm/run.conf
+cp "$LIBDIR/guest-run.sh" /nictune-vm/run.sh
+
+# Markers that make systemd (and systemd-detect-virt) believe it runs in a
+# container, inherited from a host that is one.
+rm -f /.dockerenv /.containerenv /run/.containerenv
+echo nictune-vm >/etc/hostname
+
+# A fresh machine id: the guest is neither the host nor a first boot.
+tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+
+install_tree() {   # the project installed with `cmake --install` into DESTDIR
+  local dir=$1
+  [[ -d $dir ]] || { note "install dir $dir does not exist"; return 1; }
+  note "installing $dir into /"
+  # --keep-directory-symlink: /lib, /bin, /sbin are symlinks into /usr on
+  # Debian 12; a DESTDIR with lib/systemd/system must not replace them.
+  tar -C "$dir" --exclude=./.vm-enable -cf - . |
+    tar -C / --keep-directory-symlink --no-overwrite-dir -xpf -
+  if find "$dir" -name '*.so*' -print -quit | grep -q .; then
+    ldconfig
+  fi
+}
+
+units_to_enable() {   # --enable units, then DIR/.vm-enable (one per line, # comments)
+  local u
+  for u in ${ENABLE_UNITS:-}; do echo "$u"; done
+  if [[ -n ${INSTALL_DIR:-} && -f $INSTALL_DIR/.vm-enable ]]; then
+    sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$INSTALL_DIR/.vm-enable" | grep -v '^$' || true
+  fi
+}
+
+setup_systemd() {
+  local sys=/etc/systemd/system
+  # No disks in the guest: the host's fstab would only make systemd wait.
+  : >/etc/fstab
+  # Debian's tmp.conf says "D /tmp": it would empty /tmp at boot, i.e. hide
+  # the host's /tmp (where tests often keep their scripts and fixtures).
+  mkdir -p /etc/tmpfiles.d
+  echo 'd /tmp 1777 root root -' >/etc/tmpfiles.d/tmp.conf
+  # Units the host's administrator enabled (databases, timers...) are not part
+  # of the system under test; start from the distribution's defaults.
+  if [[ ${KEEP_HOST_UNITS:-0} != 1 ]]; then
+    find "$sys" -mindepth 2 -maxdepth 2 -path "$sys/*.wants/*" -delete
+  fi
+  # No login prompts on the console the harness reads, and none of the boot
+  # chores that mean nothing in a diskless throwaway VM (every process costs
+  # ~0.3 s under TCG): fstab remounts, utmp records, binfmt, pstore, hugepages,
+  # random seed, persistent journal, static module loads.
+  local unit
+  for unit in getty.target serial-getty@ttyS0.service systemd-remount-fs.service \
+              systemd-update-utmp.service systemd-update-utmp-runlevel.service \
+              systemd-binfmt.service proc-sys-fs-binfmt_misc.automount systemd-pstore.service \
+              dev-hugepages.mount systemd-random-seed.service systemd-journal-flush.service \
+              systemd-ask-password-wall.path modprobe@drm.service modprobe@dm_mod.service \
+              modprobe@loop.service modprobe@fuse.service; do
+    ln -sf /dev/null "$sys/$unit"
+  done
+
+  # The payload: started once multi-user.target is reached. Type=exec so that
+  # the boot transaction completes while the script runs (is-system-running
+  # reports running/degraded, not starting). The wrapper always exits 0 after
+  # printing the result marker; the machine then powers off.
+  cat >"$sys/nictune-vm-harness.service" <<'EOF'
+[Unit]
+Description=nictune VM harness: run the guest script, then power off
+After=multi-user.target
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+
+[Service]
+Type=exec
+ExecStart=/bin/bash /nictune-vm/run.sh
+StandardInput=null
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/console
+EOF
+  mkdir -p "$sys/multi-user.target.wants"
+  ln -sf ../nictune-vm-harness.service "$sys/multi-user.target.wants/nictune-vm-harness.service"
+
+  local units
+  units=$(units_to_enable)
+  for unit in $units; do
+    note "systemctl enable $unit"
+    systemctl enable "$unit"
+  done
+}
+
+if [[ -n ${INSTALL_DIR:-} ]]; then
+  install_tree "$INSTALL_DIR"
+fi
+if [[ $MODE == systemd ]]; then
+  setup_systemd
+fi
