@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/netlink_backend.hpp"
-#include "engine/audit.hpp"
+#include "dbus/client.hpp"
 #include "engine/manager.hpp"
 #include "profile/facts.hpp"
 #include "profile/loader.hpp"
@@ -24,18 +24,24 @@
 namespace nictune::ctl {
 namespace {
 
+using Json = nlohmann::json;
+
 struct Globals {
     std::vector<std::string> profiles_dirs;
-    std::string state_dir = "/run/nictune";
+    std::string state_dir;
     std::string bus_address;
     std::string color = "auto";
     std::string facts_file;
     bool direct = false;
+
+    // Options only the local engine can honour: nictuned has its own.
+    [[nodiscard]] bool local_only() const {
+        return direct || !profiles_dirs.empty() || !state_dir.empty() || !facts_file.empty();
+    }
 };
 
 int exit_for(const Error& e) {
-    if (e.is_user_error()) return kUsage;
-    return kCannotRead;
+    return e.is_user_error() ? kUsage : kCannotRead;
 }
 
 int report_error(const Error& e) {
@@ -47,14 +53,6 @@ bool want_color(const Globals& g) {
     if (g.color == "always") return true;
     if (g.color == "never") return false;
     return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-}
-
-profile::Store make_store(const Globals& g, const FeatureNames* runtime_features = nullptr) {
-    profile::StoreOptions o;
-    std::vector<std::filesystem::path> dirs(g.profiles_dirs.begin(), g.profiles_dirs.end());
-    o.search_path = profile::default_search_path(dirs);
-    o.parse.runtime_features = runtime_features;
-    return profile::Store(std::move(o));
 }
 
 Result<FactsBook> load_facts(const Globals& g) {
@@ -73,15 +71,8 @@ Result<FactsBook> load_facts(const Globals& g) {
     return book;
 }
 
-struct AuditArgs {
-    std::vector<std::string> interfaces;
-    std::string profile;
-    bool json = false;
-    bool all = false;
-    bool verbose = false;
-};
-
-// The engine over the kernel, for --direct operation (and audit without the daemon).
+// The engine over the kernel, in this process (--direct, or read-only
+// commands when nictuned is not running).
 struct Direct {
     std::unique_ptr<NetlinkBackend> backend;
     std::unique_ptr<Manager> manager;
@@ -95,57 +86,83 @@ Result<Direct> open_direct(const Globals& g) {
     Direct d;
     d.backend = std::move(*backend);
     auto names = d.backend->kernel_feature_names();
-    d.manager = std::make_unique<Manager>(*d.backend, make_store(g, names ? names->get() : nullptr),
-                                          StateStore(g.state_dir), std::move(*facts));
+    profile::StoreOptions so;
+    std::vector<std::filesystem::path> dirs(g.profiles_dirs.begin(), g.profiles_dirs.end());
+    so.search_path = profile::default_search_path(dirs);
+    so.parse.runtime_features = names ? names->get() : nullptr;
+    d.manager = std::make_unique<Manager>(
+        *d.backend, profile::Store(so),
+        StateStore(g.state_dir.empty() ? "/run/nictune" : g.state_dir), std::move(*facts));
     return d;
 }
 
-int cmd_audit(const Globals& g, const AuditArgs& a) {
-    auto direct = open_direct(g);
-    if (!direct) return report_error(direct.error());
-    AuditRequest req;
-    req.interfaces = a.interfaces;
-    req.include_virtual = a.all;
-    if (!a.profile.empty()) req.profile = a.profile;
-    auto report = direct->manager->audit(req);
-    if (!report) return report_error(report.error());
-    if (a.json)
-        std::cout << report::audit_json(*report).dump(2) << '\n';
-    else
-        std::cout << report::audit_text(*report, {want_color(g), a.verbose});
-    return has_problems(*report) ? kFindings : kOk;
+// nictuned, when it runs and nothing asks for the local engine.
+std::unique_ptr<dbus::Client> daemon(const Globals& g, std::string* why) {
+    if (g.local_only()) {
+        *why = "local options given";
+        return nullptr;
+    }
+    return dbus::Client::connect(g.bus_address, why);
 }
 
-int cmd_profiles(const Globals& g, bool json) {
-    auto store = make_store(g);
-    auto list = store.list();
-    if (json) {
-        nlohmann::json arr = nlohmann::json::array();
-        for (const auto& e : list) {
-            nlohmann::json shadows = nlohmann::json::array();
-            for (const auto& s : e.shadows)
-                shadows.push_back(s.string());
-            arr.push_back(
-                {{"name", e.name},
-                 {"path", e.path.string()},
-                 {"description", e.description},
-                 {"shadows", shadows},
-                 {"error", e.error ? nlohmann::json(e.error->str()) : nlohmann::json(nullptr)}});
-        }
-        std::cout << nlohmann::json{{"profiles", arr}}.dump(2) << '\n';
-    } else {
-        if (list.empty()) std::cout << "no profiles found\n";
-        for (const auto& e : list) {
-            std::cout << e.name << "  " << (e.error ? "INVALID: " + e.error->str() : e.description)
-                      << "\n    " << e.path.string();
-            for (const auto& s : e.shadows)
-                std::cout << " (shadows " << s.string() << ")";
-            std::cout << '\n';
-        }
+// A command that changes settings: through nictuned, or --direct as root.
+int refuse_without_daemon(const Globals& g, const char* what, const std::string& why) {
+    if (!g.direct && g.local_only()) {
+        std::fprintf(stderr,
+                     "nictunectl: %s: --profiles-dir, --state-dir and --facts apply to this "
+                     "process only; add "
+                     "--direct (as root) to %s here, or configure nictuned\n",
+                     what, what);
+        return kUsage;
     }
-    bool bad =
-        std::any_of(list.begin(), list.end(), [](const auto& e) { return e.error.has_value(); });
-    return bad ? kUsage : kOk;
+    std::fprintf(stderr,
+                 "nictunectl: %s goes through nictuned, which is not reachable (%s); start it with "
+                 "`systemctl start "
+                 "nictuned`, or run it here with --direct as root\n",
+                 what, why.c_str());
+    return kCannotRead;
+}
+
+int print(const Result<Json>& j, bool json, const std::function<std::string(const Json&)>& text) {
+    if (!j) return report_error(j.error());
+    if (json)
+        std::cout << j->dump(2) << '\n';
+    else
+        std::cout << text(*j);
+    return kOk;
+}
+
+struct AuditArgs {
+    std::vector<std::string> interfaces;
+    std::string profile;
+    bool json = false;
+    bool all = false;
+    bool verbose = false;
+};
+
+int cmd_audit(const Globals& g, const AuditArgs& a) {
+    std::string why;
+    Result<Json> report = fail(Errc::Internal, "", "no report");
+    if (auto c = daemon(g, &why)) {
+        report = c->audit(a.interfaces, a.profile, a.all);
+    } else {
+        // Read-only: the kernel answers anyone, so no daemon is needed.
+        auto direct = open_direct(g);
+        if (!direct) return report_error(direct.error());
+        AuditRequest req{a.interfaces, a.all,
+                         a.profile.empty() ? std::nullopt : std::optional(a.profile)};
+        auto r = direct->manager->audit(req);
+        if (!r) return report_error(r.error());
+        report = report::audit_json(*r);
+    }
+    if (int rc = print(report, a.json,
+                       [&](const Json& j) {
+                           return report::audit_text(j, {want_color(g), a.verbose});
+                       });
+        rc != kOk)
+        return rc;
+    const Json& sum = report->at("summary");
+    return sum.value("warn", 0) + sum.value("fail", 0) > 0 ? kFindings : kOk;
 }
 
 struct ApplyArgs {
@@ -157,87 +174,214 @@ struct ApplyArgs {
     bool keep_going = false;
 };
 
-int need_direct(const Globals& g, const char* what) {
-    if (!g.direct) {
-        std::fprintf(stderr,
-                     "nictunectl: %s goes through nictuned, which is not running (start it with "
-                     "`systemctl start nictuned`), or run it here with --direct as root\n",
-                     what);
-        return kCannotRead;
+int exit_for_result(const Json& r) {
+    const std::string result = r.value("result", "");
+    if (result == "applied") return kOk;
+    if (result == "rolled_back") return kRolledBack;
+    if (result == "partial") return kPartial;
+    if (result == "dry_run") return r.at("refusals").empty() ? kOk : kUsage;
+    // refused: by the plan (limits, [match]) or by the caller's input -> 2;
+    // otherwise (state dir, busy) -> 5.
+    if (!r.at("refusals").empty()) return kUsage;
+    if (r.contains("error") && r.at("error").is_object()) {
+        const std::string code = r.at("error").value("code", "");
+        if (code == "InvalidArgument" || code == "NoSuchInterface" || code == "InvalidProfile" ||
+            code == "NoSuchProfile")
+            return kUsage;
     }
-    if (geteuid() != 0) {
-        std::fprintf(
-            stderr, "nictunectl: --direct %s changes the kernel's settings and needs root\n", what);
-        return kCannotRead;
-    }
-    return kOk;
-}
-
-int exit_for_result(const ApplyResult& r) {
-    switch (r.result) {
-        case TxResult::Applied:
-            return kOk;
-        case TxResult::DryRun:
-            return r.refusals.empty() ? kOk : kUsage;
-        case TxResult::Refused:
-            return !r.refusals.empty() || (r.error && r.error->is_user_error()) ? kUsage
-                                                                                : kCannotRead;
-        case TxResult::RolledBack:
-            return kRolledBack;
-        case TxResult::Partial:
-            return kPartial;
-    }
-    return kPartial;
+    return kCannotRead;
 }
 
 int cmd_plan(const Globals& g, const ApplyArgs& a) {
-    auto direct = open_direct(g);
-    if (!direct) return report_error(direct.error());
-    auto plan = direct->manager->plan(ApplyRequest{a.profile, a.interfaces, a.force, true, false});
-    if (!plan) return report_error(plan.error());
-    if (a.json)
-        std::cout << report::plan_json(*plan).dump(2) << '\n';
-    else
-        std::cout << report::plan_text(*plan, want_color(g));
-    return plan->refusals().empty() ? kOk : kUsage;
+    std::string why;
+    Result<Json> plan = fail(Errc::Internal, "", "no plan");
+    if (auto c = daemon(g, &why)) {
+        plan = c->plan(a.profile, a.interfaces, a.force);
+    } else {
+        auto direct = open_direct(g);
+        if (!direct) return report_error(direct.error());
+        auto p = direct->manager->plan(ApplyRequest{a.profile, a.interfaces, a.force, true, false});
+        if (!p) return report_error(p.error());
+        plan = report::plan_json(*p);
+    }
+    if (int rc =
+            print(plan, a.json, [&](const Json& j) { return report::plan_text(j, want_color(g)); });
+        rc != kOk)
+        return rc;
+    return plan->at("refusals").empty() ? kOk : kUsage;
 }
 
 int cmd_apply(const Globals& g, const ApplyArgs& a) {
     if (a.dry_run) return cmd_plan(g, a);
-    if (int rc = need_direct(g, "apply"); rc != kOk) return rc;
-    auto direct = open_direct(g);
-    if (!direct) return report_error(direct.error());
-    auto res =
-        direct->manager->apply(ApplyRequest{a.profile, a.interfaces, a.force, false, a.keep_going});
-    if (!res) return report_error(res.error());
-    if (a.json)
-        std::cout << report::apply_json(*res).dump(2) << '\n';
-    else
-        std::cout << report::apply_text(*res, want_color(g));
-    return exit_for_result(*res);
+    Result<Json> result = fail(Errc::Internal, "", "no result");
+    if (g.direct) {
+        if (geteuid() != 0) {
+            std::fprintf(
+                stderr,
+                "nictunectl: --direct apply changes the kernel's settings and needs root\n");
+            return kCannotRead;
+        }
+        auto direct = open_direct(g);
+        if (!direct) return report_error(direct.error());
+        auto r = direct->manager->apply(
+            ApplyRequest{a.profile, a.interfaces, a.force, false, a.keep_going});
+        if (!r) return report_error(r.error());
+        result = report::apply_json(*r);
+    } else {
+        std::string why;
+        auto c = daemon(g, &why);
+        if (!c) return refuse_without_daemon(g, "apply", why);
+        result = c->apply(a.profile, a.interfaces, a.force, a.keep_going);
+    }
+    if (int rc = print(result, a.json,
+                       [&](const Json& j) { return report::apply_text(j, want_color(g)); });
+        rc != kOk)
+        return rc;
+    return exit_for_result(*result);
+}
+
+int rollback_exit(const Json& r) {
+    const std::string result = r.value("result", "");
+    if (result == "rolled_back" || result == "nothing_saved") return kOk;
+    if (result == "partial") return kPartial;
+    if (r.contains("error") && r.at("error").is_object()) {
+        const std::string code = r.at("error").value("code", "");
+        if (code == "InvalidArgument" || code == "NoSuchInterface") return kUsage;
+    }
+    return kCannotRead;
 }
 
 int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool json) {
-    if (int rc = need_direct(g, "rollback"); rc != kOk) return rc;
-    auto direct = open_direct(g);
-    if (!direct) return report_error(direct.error());
-    int rc = kOk;
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& i : ifaces) {
-        auto r = direct->manager->rollback(i);
-        if (json)
-            all.push_back(report::rollback_json(r));
-        else
-            std::cout << report::rollback_text(r, want_color(g));
-        int this_rc = kOk;
-        if (r.result == TxResult::Partial)
-            this_rc = kPartial;
-        else if (r.result == TxResult::Refused)
-            this_rc = r.error && r.error->is_user_error() ? kUsage : kCannotRead;
-        rc = std::max(rc, this_rc);
+    std::unique_ptr<Direct> direct;
+    std::unique_ptr<dbus::Client> client;
+    if (g.direct) {
+        if (geteuid() != 0) {
+            std::fprintf(
+                stderr,
+                "nictunectl: --direct rollback changes the kernel's settings and needs root\n");
+            return kCannotRead;
+        }
+        auto d = open_direct(g);
+        if (!d) return report_error(d.error());
+        direct = std::make_unique<Direct>(std::move(*d));
+    } else {
+        std::string why;
+        client = daemon(g, &why);
+        if (!client) return refuse_without_daemon(g, "rollback", why);
     }
-    if (json) std::cout << nlohmann::json{{"rollbacks", all}}.dump(2) << '\n';
+    int rc = kOk;
+    Json all = Json::array();
+    for (const auto& i : ifaces) {
+        Result<Json> r = client ? client->rollback(i)
+                                : Result<Json>(report::rollback_json(direct->manager->rollback(i)));
+        if (!r) {
+            rc = std::max(rc, report_error(r.error()));
+            continue;
+        }
+        if (json)
+            all.push_back(*r);
+        else
+            std::cout << report::rollback_text(*r, want_color(g));
+        rc = std::max(rc, rollback_exit(*r));
+    }
+    if (json) std::cout << Json{{"rollbacks", all}}.dump(2) << '\n';
     return rc;
+}
+
+int cmd_profiles(const Globals& g, bool json) {
+    std::string why;
+    Json list;
+    if (auto c = daemon(g, &why)) {
+        auto r = c->profiles();
+        if (!r) return report_error(r.error());
+        list = std::move(*r);
+    } else {
+        profile::StoreOptions so;
+        std::vector<std::filesystem::path> dirs(g.profiles_dirs.begin(), g.profiles_dirs.end());
+        so.search_path = profile::default_search_path(dirs);
+        Json arr = Json::array();
+        for (const auto& e : profile::Store(so).list()) {
+            Json shadows = Json::array();
+            for (const auto& s : e.shadows)
+                shadows.push_back(s.string());
+            arr.push_back({{"name", e.name},
+                           {"path", e.path.string()},
+                           {"description", e.description},
+                           {"shadows", shadows},
+                           {"error", e.error ? Json(e.error->str()) : Json(nullptr)}});
+        }
+        list = Json{{"profiles", arr}};
+    }
+    bool bad = false;
+    if (json) {
+        std::cout << list.dump(2) << '\n';
+    } else if (list.at("profiles").empty()) {
+        std::cout << "no profiles found\n";
+    }
+    for (const auto& e : list.at("profiles")) {
+        const bool err = !e.at("error").is_null();
+        bad |= err;
+        if (json) continue;
+        std::cout << e.at("name").get<std::string>() << "  "
+                  << (err ? "INVALID: " + e.at("error").get<std::string>()
+                          : e.at("description").get<std::string>())
+                  << "\n    " << e.at("path").get<std::string>();
+        if (e.contains("shadows"))
+            for (const auto& s : e.at("shadows"))
+                std::cout << " (shadows " << s.get<std::string>() << ")";
+        std::cout << '\n';
+    }
+    return bad ? kUsage : kOk;
+}
+
+int cmd_status(const Globals& g, bool json) {
+    std::string why;
+    auto c = dbus::Client::connect(g.bus_address, &why);
+    if (!c) {
+        std::fprintf(stderr, "nictunectl: status: %s\n", why.c_str());
+        return kCannotRead;
+    }
+    auto s = c->status();
+    if (!s) return report_error(s.error());
+    if (json) {
+        std::cout << s->dump(2) << '\n';
+        return kOk;
+    }
+    std::cout << "nictuned " << s->value("version", "") << ", config " << s->value("config", "")
+              << ", state " << s->value("state_dir", "") << '\n';
+    if (s->contains("config_error") && !s->at("config_error").is_null())
+        std::cout << "  configuration error: " << s->at("config_error").get<std::string>() << '\n';
+    std::cout << "bindings:\n";
+    if (s->at("bindings").empty()) std::cout << "  none\n";
+    for (const auto& b : s->at("bindings"))
+        std::cout << "  " << b.value("match", "") << "  (" << b.value("at", "") << ")\n";
+    std::cout << "interfaces:\n";
+    if (s->at("interfaces").empty()) std::cout << "  none tuned\n";
+    for (const auto& i : s->at("interfaces")) {
+        std::cout << "  " << i.value("name", "") << " (ifindex " << i.value("ifindex", 0)
+                  << "): profile " << i.value("profile", "") << ", " << i.value("last_result", "")
+                  << (i.value("enforce", false) ? ", enforced" : "");
+        if (!i.at("drifted").empty()) {
+            std::cout << ", DRIFTED:";
+            for (const auto& k : i.at("drifted"))
+                std::cout << ' ' << k.get<std::string>();
+        }
+        if (i.value("enforcement_suspended", false)) std::cout << ", enforcement suspended";
+        std::cout << '\n';
+    }
+    return kOk;
+}
+
+int cmd_reload(const Globals& g) {
+    std::string why;
+    auto c = dbus::Client::connect(g.bus_address, &why);
+    if (!c) {
+        std::fprintf(stderr, "nictunectl: reload: %s\n", why.c_str());
+        return kCannotRead;
+    }
+    if (auto r = c->reload(); !r) return report_error(r.error());
+    std::cout << "nictuned reloaded its configuration\n";
+    return kOk;
 }
 
 int cmd_keys(bool json, bool markdown) {
@@ -253,25 +397,25 @@ int cmd_keys(bool json, bool markdown) {
 }  // namespace
 
 int run(int argc, char** argv) {
-    CLI::App app{
-        "nictunectl: audit and tune network cards (talks to nictuned, or to the kernel directly)"};
+    CLI::App app{"nictunectl: audit and tune network cards (through nictuned, or directly)"};
     app.set_version_flag("--version", std::string("nictunectl ") + NICTUNE_VERSION);
     app.require_subcommand(1);
     Globals g;
-    app.add_option("--profiles-dir", g.profiles_dirs,
-                   "Directory searched for profiles before /etc and the shipped ones")
+    app.add_option(
+           "--profiles-dir", g.profiles_dirs,
+           "Directory searched for profiles before /etc and the shipped ones (local engine only)")
         ->type_name("DIR");
-    app.add_option("--state-dir", g.state_dir, "Where transactions keep the original settings")
+    app.add_option("--state-dir", g.state_dir,
+                   "Where transactions keep the original settings (local engine only)")
         ->type_name("DIR");
     app.add_option("--bus-address", g.bus_address,
                    "D-Bus address of nictuned's bus (default: the system bus)")
         ->type_name("ADDR");
     app.add_option("--color", g.color, "Colour in text output")
         ->check(CLI::IsMember({"auto", "always", "never"}));
-    app.add_option("--facts", g.facts_file,
-                   "Extra driver facts file (TOML, same schema as the built-in one)")
+    app.add_option("--facts", g.facts_file, "Extra driver facts file (local engine only)")
         ->type_name("FILE");
-    app.add_flag("--direct", g.direct, "Talk to the kernel directly instead of through nictuned");
+    app.add_flag("--direct", g.direct, "Use the engine in this process instead of nictuned");
     app.fallthrough();
 
     AuditArgs audit;
@@ -287,18 +431,6 @@ int run(int argc, char** argv) {
     audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
     audit_cmd->add_flag("--all", audit.all, "Without IFACE: include virtual interfaces too");
     audit_cmd->add_flag("-v,--verbose", audit.verbose, "Show fixed features too");
-
-    bool profiles_json = false;
-    auto* profiles_cmd = app.add_subcommand("profiles", "List the profiles on the search path");
-    profiles_cmd->add_flag("--json", profiles_json, "JSON output");
-
-    bool keys_json = false;
-    auto* keys_cmd =
-        app.add_subcommand("keys", "List every profile key with its type, range, unit and meaning");
-    keys_cmd->add_flag("--json", keys_json, "JSON output");
-    bool keys_markdown = false;
-    keys_cmd->add_flag("--markdown", keys_markdown,
-                       "The profile reference as Markdown (docs/profiles.md)");
 
     ApplyArgs apply;
     auto* apply_cmd = app.add_subcommand(
@@ -318,8 +450,8 @@ int run(int argc, char** argv) {
     apply_cmd->add_flag("--keep-going", apply.keep_going, "Do not roll back when a step fails");
 
     ApplyArgs diff;
-    auto* diff_cmd = app.add_subcommand(
-        "diff", "Show what applying a profile would change (same as apply --dry-run)");
+    auto* diff_cmd =
+        app.add_subcommand("diff", "Show what applying a profile would change (apply --dry-run)");
     diff_cmd->add_option("profile", diff.profile, "Profile name")->required()->type_name("PROFILE");
     diff_cmd->add_option("interfaces", diff.interfaces, "Interfaces")->type_name("IFACE");
     diff_cmd->add_flag("--json", diff.json, "JSON output");
@@ -333,6 +465,26 @@ int run(int argc, char** argv) {
         ->required()
         ->type_name("IFACE");
     rollback_cmd->add_flag("--json", rollback_json, "JSON output");
+
+    bool profiles_json = false;
+    auto* profiles_cmd = app.add_subcommand("profiles", "List the profiles on the search path");
+    profiles_cmd->add_flag("--json", profiles_json, "JSON output");
+
+    bool status_json = false;
+    auto* status_cmd =
+        app.add_subcommand("status", "nictuned's bindings, tuned interfaces and drift");
+    status_cmd->add_flag("--json", status_json, "JSON output");
+
+    auto* reload_cmd =
+        app.add_subcommand("reload", "Make nictuned re-read its configuration and profiles");
+
+    bool keys_json = false;
+    bool keys_markdown = false;
+    auto* keys_cmd =
+        app.add_subcommand("keys", "List every profile key with its type, range, unit and meaning");
+    keys_cmd->add_flag("--json", keys_json, "JSON output");
+    keys_cmd->add_flag("--markdown", keys_markdown,
+                       "The profile reference as Markdown (docs/profiles.md)");
 
     try {
         app.parse(argc, argv);
@@ -352,6 +504,8 @@ int run(int argc, char** argv) {
     if (diff_cmd->parsed()) return cmd_plan(g, diff);
     if (rollback_cmd->parsed()) return cmd_rollback(g, rollback_ifaces, rollback_json);
     if (profiles_cmd->parsed()) return cmd_profiles(g, profiles_json);
+    if (status_cmd->parsed()) return cmd_status(g, status_json);
+    if (reload_cmd->parsed()) return cmd_reload(g);
     if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown);
     return kUsage;
 }

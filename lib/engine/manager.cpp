@@ -12,42 +12,53 @@ Result<AuditReport> Manager::audit(const AuditRequest& req) {
     return run_audit(backend_, store_, facts_, req);
 }
 
-Result<std::pair<Profile, std::vector<NicState>>> Manager::load_targets(const ApplyRequest& req) {
-    auto profile = store_.load(req.profile);
-    if (!profile) return std::unexpected(profile.error());
-    if (req.interfaces.empty() && profile->match.empty())
+Result<std::vector<NicState>> Manager::targets(const Profile& profile, const ApplyRequest& req) {
+    if (req.interfaces.empty() && profile.match.empty())
         return fail(
             Errc::InvalidArgument, "",
-            "profile " + profile->name + " has no [match]: name the interfaces to apply it to");
+            "profile " + profile.name + " has no [match]: name the interfaces to apply it to");
     auto nics = backend_.read_interfaces(ReadRequest{req.interfaces, false});
     if (!nics) return std::unexpected(nics.error());
     if (req.interfaces.empty()) {
-        std::erase_if(*nics, [&](const NicState& n) { return !match_score(profile->match, n.id); });
+        std::erase_if(*nics, [&](const NicState& n) { return !match_score(profile.match, n.id); });
         if (nics->empty())
             return fail(Errc::NoSuchInterface, "",
-                        "no NIC here matches profile " + profile->name + "'s [match]");
+                        "no NIC here matches profile " + profile.name + "'s [match]");
     }
-    return std::pair{std::move(*profile), std::move(*nics)};
+    return nics;
 }
 
-Result<Plan> Manager::plan(const ApplyRequest& req) {
-    auto t = load_targets(req);
-    if (!t) return std::unexpected(t.error());
+Result<Plan> Manager::plan(const Profile& profile, const ApplyRequest& req) {
+    auto nics = targets(profile, req);
+    if (!nics) return std::unexpected(nics.error());
     std::vector<std::string> sysctls;
-    for (const auto& s : t->first.sysctl)
+    for (const auto& s : profile.sysctl)
         sysctls.push_back(s.name);
     auto sys = backend_.read_system(sysctls);
     if (!sys) return std::unexpected(sys.error());
-    return make_plan(t->first, t->second, *sys, PlanOptions{req.force});
+    return make_plan(profile, *nics, *sys, PlanOptions{req.force});
 }
 
-Result<ApplyResult> Manager::apply(const ApplyRequest& req, const ApplyOptions& hooks) {
-    auto p = plan(req);
+Result<Plan> Manager::plan(const ApplyRequest& req) {
+    auto profile = store_.load(req.profile);
+    if (!profile) return std::unexpected(profile.error());
+    return plan(*profile, req);
+}
+
+Result<ApplyResult> Manager::apply(const Profile& profile, const ApplyRequest& req,
+                                   const ApplyOptions& hooks) {
+    auto p = plan(profile, req);
     if (!p) return std::unexpected(p.error());
     ApplyOptions opts = hooks;
     opts.dry_run = req.dry_run;
     opts.keep_going = req.keep_going;
     return apply_plan(backend_, state_, *p, opts);
+}
+
+Result<ApplyResult> Manager::apply(const ApplyRequest& req, const ApplyOptions& hooks) {
+    auto profile = store_.load(req.profile);
+    if (!profile) return std::unexpected(profile.error());
+    return apply(*profile, req, hooks);
 }
 
 RollbackResult Manager::rollback(const std::string& interface) {

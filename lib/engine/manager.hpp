@@ -35,6 +35,11 @@ class Manager {
     // Errors are user errors (unknown profile or interface: nothing changed);
     // every other outcome is in the ApplyResult.
     Result<ApplyResult> apply(const ApplyRequest& req, const ApplyOptions& hooks = {});
+    // The same with a profile loaded earlier (the daemon keeps the bound
+    // profiles it validated, so a broken file on disk cannot replace them).
+    Result<Plan> plan(const Profile& profile, const ApplyRequest& req);
+    Result<ApplyResult> apply(const Profile& profile, const ApplyRequest& req,
+                              const ApplyOptions& hooks = {});
     RollbackResult rollback(const std::string& interface);
 
     [[nodiscard]] const profile::Store& profiles() const { return store_; }
@@ -43,7 +48,7 @@ class Manager {
     Backend& backend() { return backend_; }
 
   private:
-    Result<std::pair<Profile, std::vector<NicState>>> load_targets(const ApplyRequest& req);
+    Result<std::vector<NicState>> targets(const Profile& profile, const ApplyRequest& req);
 
     Backend& backend_;
     profile::Store store_;

@@ -36,4 +36,24 @@ std::optional<uint64_t> device_value_of(Key k, const Scalar& s) {
     return std::nullopt;
 }
 
+Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys) {
+    if (id.key && nic) {
+        if (auto v = nic->values.get(*id.key)) return scalar_of(*id.key, *v);
+        return {};
+    }
+    if (id.section == Section::Features && nic && nic->features) {
+        if (auto v = nic->features->active_by_name(id.name)) return *v;
+        return {};
+    }
+    if (id.section == Section::Sysctl && sys) {
+        for (const auto& s : sys->sysctl)
+            if (s.name == id.name && s.value) return *s.value;
+        return {};
+    }
+    if (id.section == Section::Tuned && sys) {
+        if (sys->tuned.active_profile) return *sys->tuned.active_profile;
+    }
+    return {};
+}
+
 }  // namespace nictune

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/nic_state.hpp"
 #include "model/schema.hpp"
 #include "model/value.hpp"
 #include "util/error.hpp"
@@ -29,6 +30,10 @@ struct SettingId {
     }
     static SettingId tuned() { return SettingId{Section::Tuned, std::nullopt, "profile"}; }
 };
+
+// The value of a setting in freshly read state (monostate when absent):
+// device keys and features from `nic`, sysctls and tuned from `sys`.
+Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys);
 
 // A device key's value from a report scalar (bool, number or enum name).
 std::optional<uint64_t> device_value_of(Key k, const Scalar& s);

@@ -172,27 +172,6 @@ Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_err
     return out;
 }
 
-// The value a setting reads back as, from fresh state.
-Scalar read_back(const SettingId& id, const NicState* nic, const SystemState* sys) {
-    if (id.key && nic) {
-        if (auto v = nic->values.get(*id.key)) return scalar_of(*id.key, *v);
-        return {};
-    }
-    if (id.section == Section::Features && nic && nic->features) {
-        if (auto v = nic->features->active_by_name(id.name)) return *v;
-        return {};
-    }
-    if (id.section == Section::Sysctl && sys) {
-        for (const auto& s : sys->sysctl)
-            if (s.name == id.name && s.value) return *s.value;
-        return {};
-    }
-    if (id.section == Section::Tuned && sys) {
-        if (sys->tuned.active_profile) return *sys->tuned.active_profile;
-    }
-    return {};
-}
-
 bool same_value(const SettingId& id, const Scalar& a, const Scalar& b) {
     if (id.section == Section::Sysctl) {
         const auto* x = std::get_if<std::string>(&a);
@@ -270,11 +249,11 @@ std::vector<RestoreResult> restore(Backend& be, const std::vector<Write>& writes
         } else if (errors[i]) {
             r.ok = false;
             r.message = errors[i]->str();
-        } else if (!same_value(w.id, read_back(w.id, nic, again.sys ? &*again.sys : nullptr),
+        } else if (!same_value(w.id, value_in(w.id, nic, again.sys ? &*again.sys : nullptr),
                                w.value)) {
             r.ok = false;
             r.message = "reads back as " +
-                        to_string(read_back(w.id, nic, again.sys ? &*again.sys : nullptr)) +
+                        to_string(value_in(w.id, nic, again.sys ? &*again.sys : nullptr)) +
                         " after the restore";
         }
         out.push_back(std::move(r));
@@ -491,7 +470,7 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
                 failed = true;
                 continue;
             }
-            sr.actual = read_back(writes[i].id, nic, after.sys ? &*after.sys : nullptr);
+            sr.actual = value_in(writes[i].id, nic, after.sys ? &*after.sys : nullptr);
             if (same_value(writes[i].id, sr.actual, sr.step.target)) {
                 sr.outcome = sr.step.resolution == Resolution::Translated ? Outcome::Translated
                                                                           : Outcome::Applied;
@@ -526,7 +505,7 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
                     if (fresh && !fresh->empty()) after.nics.push_back(std::move(fresh->front()));
                     nic = find_nic(after.nics, plan.interfaces[i].id.ifindex);
                 }
-                sr.actual = read_back(sr.step.setting, nic, nullptr);
+                sr.actual = value_in(sr.step.setting, nic, nullptr);
                 sr.outcome = sr.actual == sr.step.target ? Outcome::Translated : Outcome::Failed;
             }
         }

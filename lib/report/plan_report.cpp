@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "report/json_report.hpp"
+#include "report/text_report.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::report {
 namespace {
@@ -24,103 +26,12 @@ nlohmann::json step_json(const PlanStep& s) {
             {"resets_link", s.resets_link}};
 }
 
-std::string steps_text(const std::vector<PlanStep>& steps, bool color) {
-    std::string out;
-    std::size_t width = 20;
-    for (const auto& s : steps)
-        width = std::max(width, s.setting.path().size());
-    for (const auto& s : steps) {
-        std::string num = s.order ? std::to_string(s.order) : "";
-        std::string what;
-        switch (s.kind) {
-            case StepKind::Change:
-                what = fmt::format("{} -> {}", to_string(s.current), to_string(s.target));
-                break;
-            case StepKind::Unchanged:
-                what = "unchanged (" + to_string(s.current) + ")";
-                break;
-            case StepKind::Covered:
-                what = "covered";
-                break;
-            case StepKind::Unsupported:
-                what = paint(color, "2", "unsupported");
-                break;
-            case StepKind::Refused:
-                what = paint(color, "1;31", "REFUSED");
-                break;
-        }
-        std::vector<std::string> notes;
-        if (s.resets_link) notes.push_back(paint(color, "33", "resets link"));
-        if (s.resolution == Resolution::Translated) notes.push_back("from " + s.requested);
-        if (!s.note.empty()) notes.push_back(s.note);
-        std::string tail;
-        for (const auto& n : notes)
-            tail += (tail.empty() ? "  " : "; ") + n;
-        out += fmt::format("  {:>3}  {:<{}}  {}{}\n", num, s.setting.path(), width, what, tail);
-    }
-    return out;
-}
-
-std::string outcome_label(Outcome o, bool color) {
-    std::string name = outcome_name(o);
-    switch (o) {
-        case Outcome::Failed:
-        case Outcome::Refused:
-            return paint(color, "1;31", name);
-        case Outcome::Applied:
-        case Outcome::Translated:
-        case Outcome::Adjusted:
-            return paint(color, "32", name);
-        default:
-            return name;
-    }
-}
-
 nlohmann::json step_result_json(const StepResult& r) {
     nlohmann::json j = step_json(r.step);
     j["outcome"] = outcome_name(r.outcome);
     j["actual"] = scalar_json(r.actual);
     j["error"] = r.error ? error_json(*r.error) : nlohmann::json(nullptr);
     return j;
-}
-
-std::string step_results_text(const std::vector<StepResult>& steps, bool color) {
-    std::string out;
-    std::size_t width = 20;
-    for (const auto& s : steps)
-        width = std::max(width, s.step.setting.path().size());
-    for (const auto& s : steps) {
-        std::string detail;
-        switch (s.outcome) {
-            case Outcome::Applied:
-            case Outcome::Translated:
-            case Outcome::Adjusted:
-                detail = to_string(s.step.current) + " -> " + to_string(s.actual);
-                if (s.step.resolution == Resolution::Translated || s.outcome == Outcome::Adjusted)
-                    detail += "  (" +
-                              (s.step.note.empty() ? s.step.requested
-                                                   : s.step.requested + ": " + s.step.note) +
-                              ")";
-                break;
-            case Outcome::Unchanged:
-                detail = to_string(s.step.current);
-                break;
-            case Outcome::Unsupported:
-            case Outcome::Refused:
-                detail = s.step.note;
-                break;
-            case Outcome::Failed:
-                detail = s.error ? s.error->str() : "failed";
-                break;
-            case Outcome::NotReached:
-                detail =
-                    s.step.kind == StepKind::Change ? "not applied (an earlier step failed)" : "";
-                break;
-        }
-        out += fmt::format("  {:<11}  {:<{}}  {}\n", outcome_label(s.outcome, color),
-                           s.step.setting.path(), width, detail);
-    }
-    return out;
 }
 
 nlohmann::json restore_json(const RestoreResult& r) {
@@ -130,16 +41,6 @@ nlohmann::json restore_json(const RestoreResult& r) {
         {"value", scalar_json(r.value)},
         {"ok", r.ok},
         {"message", r.message}};
-}
-
-std::string restore_text(const std::vector<RestoreResult>& rs, bool color) {
-    std::string out;
-    for (const auto& r : rs)
-        out += fmt::format("  {:<11}  {}{} = {}{}\n",
-                           r.ok ? "restored" : paint(color, "1;31", "NOT restored"),
-                           r.interface.empty() ? "" : r.interface + ": ", r.key, to_string(r.value),
-                           r.message.empty() ? "" : "  (" + r.message + ")");
-    return out;
 }
 
 }  // namespace
@@ -176,31 +77,6 @@ nlohmann::json plan_json(const Plan& p) {
             {"refusals", p.refusals()},     {"changes", p.has_changes()}};
 }
 
-std::string plan_text(const Plan& p, bool color) {
-    std::string out = fmt::format("plan: profile {} ({})\n", p.profile, p.profile_file);
-    for (const auto& i : p.interfaces) {
-        out += fmt::format("{} ({})\n", paint(color, "1", i.id.name),
-                           i.id.driver.value_or("unknown driver"));
-        for (const auto& w : i.warnings)
-            out += "  " + paint(color, "33", "warning: ") + w + "\n";
-        if (!i.matches) out += "  " + paint(color, "1;31", "REFUSED: ") + i.match_note + "\n";
-        out += steps_text(i.steps, color);
-    }
-    if (!p.system.empty()) {
-        out += paint(color, "1", "system") + "\n";
-        out += steps_text(p.system, color);
-    }
-    auto refusals = p.refusals();
-    if (!refusals.empty()) {
-        out += "\nrefused, nothing will change:\n";
-        for (const auto& r : refusals)
-            out += "  " + r + "\n";
-    } else if (!p.has_changes()) {
-        out += "\nnothing to change\n";
-    }
-    return out;
-}
-
 nlohmann::json apply_json(const ApplyResult& r) {
     nlohmann::json ifs = nlohmann::json::array();
     for (const auto& i : r.interfaces) {
@@ -226,49 +102,6 @@ nlohmann::json apply_json(const ApplyResult& r) {
             {"error", r.error ? error_json(*r.error) : nlohmann::json(nullptr)}};
 }
 
-std::string apply_text(const ApplyResult& r, bool color) {
-    std::string out;
-    for (const auto& i : r.interfaces) {
-        out += fmt::format("{}: profile {}\n", paint(color, "1", i.name), r.profile);
-        for (const auto& w : i.warnings)
-            out += "  " + paint(color, "33", "warning: ") + w + "\n";
-        out += step_results_text(i.steps, color);
-    }
-    if (!r.system.empty()) {
-        out += paint(color, "1", "system") + "\n";
-        out += step_results_text(r.system, color);
-    }
-    if (!r.rollback.empty()) {
-        out += paint(color, "1", "rollback") + "\n";
-        out += restore_text(r.rollback, color);
-    }
-    switch (r.result) {
-        case TxResult::Applied:
-            out += fmt::format("\nresult: applied and verified (transaction {})\n", r.transaction);
-            break;
-        case TxResult::DryRun:
-            out += "\nresult: dry run, nothing changed\n";
-            break;
-        case TxResult::Refused:
-            out += "\nresult: " + paint(color, "1;31", "refused") + ", nothing was changed\n";
-            for (const auto& x : r.refusals)
-                out += "  " + x + "\n";
-            if (r.error && r.refusals.empty()) out += "  " + r.error->str() + "\n";
-            break;
-        case TxResult::RolledBack:
-            out += "\nresult: " + paint(color, "1;31", "failed") + " and rolled back: " +
-                   (r.error ? r.error->str() : std::string("a step failed")) + "\n";
-            break;
-        case TxResult::Partial:
-            out += "\nresult: " + paint(color, "1;31", "failed, NOT fully rolled back") + ": " +
-                   (r.error ? r.error->str() : std::string("a step failed")) + "\n";
-            for (const auto& l : r.left())
-                out += "  left changed: " + l + "\n";
-            break;
-    }
-    return out;
-}
-
 nlohmann::json rollback_json(const RollbackResult& r) {
     nlohmann::json rs = nlohmann::json::array();
     for (const auto& x : r.restored)
@@ -280,25 +113,195 @@ nlohmann::json rollback_json(const RollbackResult& r) {
             {"error", r.error ? error_json(*r.error) : nlohmann::json(nullptr)}};
 }
 
-std::string rollback_text(const RollbackResult& r, bool color) {
-    if (r.nothing_saved) return r.interface + ": nothing to roll back (no saved originals)\n";
-    std::string out =
-        fmt::format("{}: rollback of profile {}\n", paint(color, "1", r.interface), r.profile);
-    out += restore_text(r.restored, color);
-    switch (r.result) {
-        case TxResult::RolledBack:
-            out += "result: original settings restored and verified\n";
-            break;
-        case TxResult::Partial:
-            out += "result: " + paint(color, "1;31", "rollback incomplete") +
-                   "; the saved originals are kept\n";
-            break;
-        default:
-            out += "result: " + paint(color, "1;31", "not rolled back") + ": " +
-                   (r.error ? r.error->str() : std::string("?")) + "\n";
-            break;
+namespace {
+
+using Json = nlohmann::json;
+
+std::string jstr(const Json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return {};
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string steps_text(const Json& steps, bool color) {
+    std::string out;
+    std::size_t width = 20;
+    for (const auto& s : steps)
+        width = std::max(width, jstr(s, "key").size());
+    for (const auto& s : steps) {
+        const int order = s.value("order", 0);
+        const std::string kind = jstr(s, "kind");
+        std::string what;
+        if (kind == "change")
+            what = fmt::format("{} -> {}", value_text(s.at("current")), value_text(s.at("target")));
+        else if (kind == "unchanged")
+            what = "unchanged (" + value_text(s.at("current")) + ")";
+        else if (kind == "covered")
+            what = "covered";
+        else if (kind == "unsupported")
+            what = paint(color, "2", "unsupported");
+        else
+            what = paint(color, "1;31", "REFUSED");
+        std::vector<std::string> notes;
+        if (s.value("resets_link", false)) notes.push_back(paint(color, "33", "resets link"));
+        if (jstr(s, "resolution") == "translated") notes.push_back("from " + jstr(s, "requested"));
+        if (!jstr(s, "note").empty()) notes.push_back(jstr(s, "note"));
+        std::string tail;
+        for (const auto& n : notes)
+            tail += (tail.empty() ? "  " : "; ") + n;
+        out += fmt::format("  {:>3}  {:<{}}  {}{}\n", order ? std::to_string(order) : "",
+                           jstr(s, "key"), width, what, tail);
     }
-    if (r.error && r.result != TxResult::Refused) out += "  " + r.error->str() + "\n";
+    return out;
+}
+
+std::string outcome_label(const std::string& o, bool color) {
+    const std::string padded = fmt::format("{:<11}", o);
+    if (o == "failed" || o == "refused") return paint(color, "1;31", padded);
+    if (o == "applied" || o == "translated" || o == "adjusted") return paint(color, "32", padded);
+    return padded;
+}
+
+std::string step_results_text(const Json& steps, bool color) {
+    std::string out;
+    std::size_t width = 20;
+    for (const auto& s : steps)
+        width = std::max(width, jstr(s, "key").size());
+    for (const auto& s : steps) {
+        const std::string o = jstr(s, "outcome");
+        std::string detail;
+        if (o == "applied" || o == "translated" || o == "adjusted") {
+            detail = value_text(s.at("current")) + " -> " + value_text(s.at("actual"));
+            if (jstr(s, "resolution") == "translated" || o == "adjusted")
+                detail +=
+                    "  (" +
+                    (jstr(s, "note").empty() ? jstr(s, "requested")
+                                             : jstr(s, "requested") + ": " + jstr(s, "note")) +
+                    ")";
+        } else if (o == "unchanged") {
+            detail = value_text(s.at("current"));
+        } else if (o == "unsupported" || o == "refused") {
+            detail = jstr(s, "note");
+        } else if (o == "failed") {
+            detail = s.contains("error") && s.at("error").is_object() ? jstr(s.at("error"), "text")
+                                                                      : "failed";
+        } else if (o == "not_reached" && jstr(s, "kind") == "change") {
+            detail = "not applied (an earlier step failed)";
+        }
+        out += fmt::format("  {}  {:<{}}  {}\n", outcome_label(o, color), jstr(s, "key"), width,
+                           detail);
+    }
+    return out;
+}
+
+std::string restore_text(const Json& rs, bool color) {
+    std::string out;
+    for (const auto& r : rs) {
+        const bool ok = r.value("ok", false);
+        const std::string iface = jstr(r, "interface");
+        out += fmt::format(
+            "  {}  {}{} = {}{}\n",
+            ok ? fmt::format("{:<11}", "restored") : paint(color, "1;31", "NOT restored"),
+            iface.empty() ? "" : iface + ": ", jstr(r, "key"), value_text(r.at("value")),
+            jstr(r, "message").empty() ? "" : "  (" + jstr(r, "message") + ")");
+    }
+    return out;
+}
+
+std::string error_text(const Json& r) {
+    return r.contains("error") && r.at("error").is_object() ? jstr(r.at("error"), "text")
+                                                            : std::string();
+}
+
+}  // namespace
+
+std::string plan_text(const Json& p, bool color) {
+    std::string out =
+        fmt::format("plan: profile {} ({})\n", jstr(p, "profile"), jstr(p, "profile_file"));
+    for (const auto& i : p.at("interfaces")) {
+        out += fmt::format("{} ({})\n", paint(color, "1", jstr(i, "name")),
+                           jstr(i, "driver").empty() ? "unknown driver" : jstr(i, "driver"));
+        for (const auto& w : i.at("warnings"))
+            out += "  " + paint(color, "33", "warning: ") + w.get<std::string>() + "\n";
+        if (!i.value("matches", true))
+            out += "  " + paint(color, "1;31", "REFUSED: ") + jstr(i, "match_note") + "\n";
+        out += steps_text(i.at("steps"), color);
+    }
+    if (!p.at("system").empty()) {
+        out += paint(color, "1", "system") + "\n";
+        out += steps_text(p.at("system"), color);
+    }
+    if (!p.at("refusals").empty()) {
+        out += "\nrefused, nothing will change:\n";
+        for (const auto& r : p.at("refusals"))
+            out += "  " + r.get<std::string>() + "\n";
+    } else if (!p.value("changes", false)) {
+        out += "\nnothing to change\n";
+    }
+    return out;
+}
+
+std::string apply_text(const Json& r, bool color) {
+    std::string out;
+    for (const auto& i : r.at("interfaces")) {
+        out +=
+            fmt::format("{}: profile {}\n", paint(color, "1", jstr(i, "name")), jstr(r, "profile"));
+        for (const auto& w : i.at("warnings"))
+            out += "  " + paint(color, "33", "warning: ") + w.get<std::string>() + "\n";
+        out += step_results_text(i.at("steps"), color);
+    }
+    if (!r.at("system").empty()) {
+        out += paint(color, "1", "system") + "\n";
+        out += step_results_text(r.at("system"), color);
+    }
+    if (!r.at("rollback").empty()) {
+        out += paint(color, "1", "rollback") + "\n";
+        out += restore_text(r.at("rollback"), color);
+    }
+    const std::string result = jstr(r, "result");
+    const std::string err = error_text(r);
+    if (result == "applied") {
+        out += fmt::format("\nresult: applied and verified (transaction {})\n",
+                           jstr(r, "transaction"));
+    } else if (result == "dry_run") {
+        out += "\nresult: dry run, nothing changed\n";
+    } else if (result == "refused") {
+        out += "\nresult: " + paint(color, "1;31", "refused") + ", nothing was changed\n";
+        for (const auto& x : r.at("refusals"))
+            out += "  " + x.get<std::string>() + "\n";
+        if (!err.empty() && r.at("refusals").empty()) out += "  " + err + "\n";
+    } else if (result == "rolled_back") {
+        out += "\nresult: " + paint(color, "1;31", "failed") +
+               " and rolled back: " + (err.empty() ? "a step failed" : err) + "\n";
+    } else {
+        out += "\nresult: " + paint(color, "1;31", "failed, NOT fully rolled back") + ": " +
+               (err.empty() ? "a step failed" : err) + "\n";
+        for (const auto& l : r.at("left"))
+            out += "  left changed: " + l.get<std::string>() + "\n";
+    }
+    return out;
+}
+
+std::string rollback_text(const Json& r, bool color) {
+    const std::string result = jstr(r, "result");
+    if (result == "nothing_saved")
+        return jstr(r, "interface") + ": nothing to roll back (no saved originals)\n";
+    std::string out;
+    if (!r.at("restored").empty() || result != "refused") {
+        out += fmt::format("{}: rollback of profile {}\n", paint(color, "1", jstr(r, "interface")),
+                           jstr(r, "profile"));
+        out += restore_text(r.at("restored"), color);
+    }
+    const std::string err = error_text(r);
+    if (result == "rolled_back")
+        out += "result: original settings restored and verified\n";
+    else if (result == "partial")
+        out += "result: " + paint(color, "1;31", "rollback incomplete") +
+               "; the saved originals are kept\n";
+    else
+        out += jstr(r, "interface") + ": " + paint(color, "1;31", "not rolled back") + ": " +
+               (err.empty() ? "?" : err) + "\n";
+    if (!err.empty() && result != "refused") out += "  " + err + "\n";
     return out;
 }
 

@@ -1,4 +1,4 @@
-// Plans, apply results and rollbacks, as text and as JSON.
+// Plans, apply results and rollbacks, as JSON and as text.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,14 +9,16 @@
 
 namespace nictune::report {
 
+// Text views render the JSON form, so that a reply from nictuned prints the
+// same as a direct run.
 nlohmann::json plan_json(const Plan& p);
-std::string plan_text(const Plan& p, bool color);
+std::string plan_text(const nlohmann::json& plan, bool color);
 
 nlohmann::json apply_json(const ApplyResult& r);
-std::string apply_text(const ApplyResult& r, bool color);
+std::string apply_text(const nlohmann::json& result, bool color);
 
 nlohmann::json rollback_json(const RollbackResult& r);
-std::string rollback_text(const RollbackResult& r, bool color);
+std::string rollback_text(const nlohmann::json& rollback, bool color);
 
 nlohmann::json error_json(const Error& e);
 

@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "model/schema.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
 namespace {
+
+using Json = nlohmann::json;
 
 struct Style {
     bool on;
@@ -15,192 +16,212 @@ struct Style {
         if (!on) return std::string(s);
         return fmt::format("\033[{}m{}\033[0m", code, s);
     }
+    [[nodiscard]] std::string label(std::string_view s) const {
+        return wrap("1", fmt::format("{:<10}", s));
+    }
     [[nodiscard]] std::string bold(std::string_view s) const { return wrap("1", s); }
     [[nodiscard]] std::string dim(std::string_view s) const { return wrap("2", s); }
-    [[nodiscard]] std::string sev(Severity v) const {
-        switch (v) {
-            case Severity::Fail:
-                return wrap("1;31", "FAIL");
-            case Severity::Warn:
-                return wrap("1;33", "WARN");
-            case Severity::Info:
-                return wrap("36", "info");
-        }
-        return "info";
+    [[nodiscard]] std::string sev(std::string_view v) const {
+        if (v == "fail") return wrap("1;31", "FAIL");
+        if (v == "warn") return wrap("1;33", "WARN");
+        return wrap("36", "info");
     }
 };
 
-std::string value_text(const NicState& st, Key k) {
-    auto v = st.values.get(k);
-    if (!v) return "n/a";
-    return to_string(scalar_of(k, *v));
+std::string str(const Json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return {};
+    return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-// "rx 512/4096": current and maximum side by side.
-std::string with_max(const NicState& st, Key cur, Key max) {
-    if (!st.values.has(cur) && !st.values.has(max)) return {};
-    return fmt::format("{} {}/{}", key_info(cur).name, value_text(st, cur), value_text(st, max));
+std::string field(const Json& section, std::string_view key) {
+    if (!section.is_object()) return "n/a";
+    auto it = section.find(std::string(key));
+    return it == section.end() ? "n/a" : value_text(*it);
 }
 
-void line(std::string& out, const Style& s, std::string_view label,
+bool has(const Json& section, std::string_view key) {
+    return section.is_object() && section.contains(std::string(key)) &&
+           !section.at(std::string(key)).is_null();
+}
+
+void line(std::string& out, const Style& s, std::string_view name,
           const std::vector<std::string>& parts) {
     std::vector<std::string> kept;
     for (const auto& p : parts)
         if (!p.empty()) kept.push_back(p);
-    if (kept.empty()) return;
-    out += fmt::format("  {} {}\n", s.bold(fmt::format("{:<10}", label)), join(kept, "  "));
+    if (!kept.empty()) out += fmt::format("  {} {}\n", s.label(name), join(kept, "  "));
 }
 
-void section_line(std::string& out, const Style& s, const NicState& st, Section sec) {
-    const auto& name = section_info(sec).name;
-    if (!st.values.any_in(sec)) {
-        out += fmt::format("  {} {}\n", s.bold(fmt::format("{:<10}", name)),
-                           s.dim("not supported by the driver"));
+// "rx 512/4096": current and maximum side by side.
+std::string with_max(const Json& sec, std::string_view cur, std::string_view max) {
+    if (!has(sec, cur) && !has(sec, max)) return {};
+    return fmt::format("{} {}/{}", cur, field(sec, cur), field(sec, max));
+}
+
+void section_line(std::string& out, const Style& s, const Json& iface, Section sec) {
+    const std::string name(section_info(sec).name);
+    const Json& j = iface.contains(name) ? iface.at(name) : Json();
+    if (!j.is_object() || j.empty()) {
+        out += fmt::format("  {} {}\n", s.label(name), s.dim("not supported by the driver"));
         return;
     }
     std::vector<std::string> parts;
     for (const auto& k : device_keys())
-        if (k.section == sec && st.values.has(k.key))
-            parts.push_back(fmt::format("{} {}", k.name, value_text(st, k.key)));
+        if (k.section == sec && has(j, k.name))
+            parts.push_back(fmt::format("{} {}", k.name, field(j, k.name)));
     line(out, s, name, parts);
 }
 
-void interface_text(std::string& out, const InterfaceAudit& a, const Style& s,
-                    const TextOptions& opts) {
-    const auto& st = a.state;
-    const auto& id = st.id;
-    std::string title = s.bold(id.name);
-    if (id.driver) title += "  " + *id.driver + (id.driver_version ? " " + *id.driver_version : "");
-    if (id.module_version && id.module_version != id.driver_version)
-        title += " (module " + *id.module_version + ")";
-    if (id.firmware_version) title += "  fw " + *id.firmware_version;
-    if (id.kind) title += "  [" + *id.kind + "]";
+void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {
+    std::string title = s.bold(str(i, "name"));
+    if (!str(i, "driver").empty())
+        title += "  " + str(i, "driver") +
+                 (str(i, "driver_version").empty() ? "" : " " + str(i, "driver_version"));
+    if (!str(i, "module_version").empty() && str(i, "module_version") != str(i, "driver_version"))
+        title += " (module " + str(i, "module_version") + ")";
+    if (!str(i, "firmware_version").empty()) title += "  fw " + str(i, "firmware_version");
+    if (!str(i, "kind").empty()) title += "  [" + str(i, "kind") + "]";
     out += title + "\n";
-    if (id.vendor_name || id.model_name)
-        out += fmt::format("  {} {} {}\n", s.bold(fmt::format("{:<10}", "model")),
-                           id.vendor_name.value_or(""), id.model_name.value_or(""));
+    if (!str(i, "vendor").empty() || !str(i, "model").empty())
+        out += fmt::format("  {} {} {}\n", s.label("model"), str(i, "vendor"), str(i, "model"));
     std::vector<std::string> ident;
-    if (id.bus_info) ident.push_back("bus " + *id.bus_info);
-    if (id.pci_id)
-        ident.push_back("pci " + *id.pci_id +
-                        (id.pci_subsystem ? " sub " + *id.pci_subsystem : ""));
-    if (id.numa_node) ident.push_back("numa " + std::to_string(*id.numa_node));
-    if (id.sriov_vf) ident.push_back("SR-IOV VF");
-    if (!id.mac.empty()) ident.push_back("mac " + id.mac);
-    ident.push_back(id.physical ? "physical" : "virtual");
+    if (!str(i, "bus_info").empty()) ident.push_back("bus " + str(i, "bus_info"));
+    if (!str(i, "pci_id").empty())
+        ident.push_back("pci " + str(i, "pci_id") +
+                        (str(i, "pci_subsystem").empty() ? "" : " sub " + str(i, "pci_subsystem")));
+    if (!str(i, "numa_node").empty()) ident.push_back("numa " + str(i, "numa_node"));
+    if (i.value("sriov_vf", false)) ident.push_back("SR-IOV VF");
+    if (!str(i, "mac").empty()) ident.push_back("mac " + str(i, "mac"));
+    ident.push_back(i.value("physical", false) ? "physical" : "virtual");
     line(out, s, "identity", ident);
 
-    std::vector<std::string> link;
-    link.push_back(fmt::format("mtu {} ({}..{})", value_text(st, Key::LinkMtu),
-                               value_text(st, Key::LinkMinMtu), value_text(st, Key::LinkMaxMtu)));
-    link.push_back(value_text(st, Key::LinkOperstate));
-    if (auto c = st.values.get(Key::LinkCarrier)) link.push_back(*c ? "carrier" : "no carrier");
-    if (st.values.has(Key::LinkSpeed)) link.push_back(value_text(st, Key::LinkSpeed) + "Mb/s");
-    if (st.values.has(Key::LinkDuplex)) link.push_back(value_text(st, Key::LinkDuplex));
-    if (auto an = st.values.get(Key::LinkAutoneg))
-        link.push_back(*an ? "autoneg on" : "autoneg off");
-    if (st.values.has(Key::LinkTxqueuelen))
-        link.push_back("txqueuelen " + value_text(st, Key::LinkTxqueuelen));
-    line(out, s, "link", link);
+    const Json& link = i.contains("link") ? i.at("link") : Json();
+    std::vector<std::string> l;
+    l.push_back(fmt::format("mtu {} ({}..{})", field(link, "mtu"), field(link, "min_mtu"),
+                            field(link, "max_mtu")));
+    l.push_back(field(link, "operstate"));
+    if (has(link, "carrier"))
+        l.push_back(link.at("carrier").get<bool>() ? "carrier" : "no carrier");
+    if (has(link, "speed")) l.push_back(field(link, "speed") + "Mb/s");
+    if (has(link, "duplex")) l.push_back(field(link, "duplex"));
+    if (has(link, "autoneg"))
+        l.push_back(link.at("autoneg").get<bool>() ? "autoneg on" : "autoneg off");
+    if (has(link, "txqueuelen")) l.push_back("txqueuelen " + field(link, "txqueuelen"));
+    line(out, s, "link", l);
 
-    section_line(out, s, st, Section::Coalesce);
-    if (st.values.any_in(Section::Rings)) {
+    section_line(out, s, i, Section::Coalesce);
+    const Json& rings = i.contains("rings") ? i.at("rings") : Json();
+    if (rings.is_object() && !rings.empty()) {
+        auto nonzero = [&](const char* k) {
+            return has(rings, k) && rings.at(k).is_number() && rings.at(k).get<uint64_t>() > 0;
+        };
         line(out, s, "rings",
-             {with_max(st, Key::RingsRx, Key::RingsRxMax),
-              with_max(st, Key::RingsTx, Key::RingsTxMax),
-              st.values.get(Key::RingsRxJumboMax).value_or(0)
-                  ? with_max(st, Key::RingsRxJumbo, Key::RingsRxJumboMax)
-                  : "",
-              st.values.get(Key::RingsRxMiniMax).value_or(0)
-                  ? with_max(st, Key::RingsRxMini, Key::RingsRxMiniMax)
-                  : ""});
+             {with_max(rings, "rx", "rx_max"), with_max(rings, "tx", "tx_max"),
+              nonzero("rx_jumbo_max") ? with_max(rings, "rx_jumbo", "rx_jumbo_max") : "",
+              nonzero("rx_mini_max") ? with_max(rings, "rx_mini", "rx_mini_max") : ""});
     } else {
-        section_line(out, s, st, Section::Rings);
+        section_line(out, s, i, Section::Rings);
     }
-    if (st.values.any_in(Section::Channels)) {
+    const Json& ch = i.contains("channels") ? i.at("channels") : Json();
+    if (ch.is_object() && !ch.empty()) {
         std::vector<std::string> parts;
-        for (auto [cur, max] : {std::pair{Key::ChanCombined, Key::ChanCombinedMax},
-                                {Key::ChanRx, Key::ChanRxMax},
-                                {Key::ChanTx, Key::ChanTxMax},
-                                {Key::ChanOther, Key::ChanOtherMax}})
-            if (st.values.get(max).value_or(0) > 0) parts.push_back(with_max(st, cur, max));
-        if (parts.empty()) parts.push_back(with_max(st, Key::ChanCombined, Key::ChanCombinedMax));
+        for (const char* k : {"combined", "rx", "tx", "other"}) {
+            const std::string max = std::string(k) + "_max";
+            if (has(ch, max) && ch.at(max).is_number() && ch.at(max).get<uint64_t>() > 0)
+                parts.push_back(with_max(ch, k, max));
+        }
+        if (parts.empty()) parts.push_back(with_max(ch, "combined", "combined_max"));
         line(out, s, "channels", parts);
     } else {
-        section_line(out, s, st, Section::Channels);
+        section_line(out, s, i, Section::Channels);
     }
-    if (st.features && st.features->names) {
-        const auto& fs = *st.features;
+    const Json& f = i.contains("features") ? i.at("features") : Json();
+    if (f.is_object()) {
+        std::vector<std::string> fixed_names;
+        if (i.contains("features_fixed") && i.at("features_fixed").is_array())
+            for (const auto& n : i.at("features_fixed"))
+                fixed_names.push_back(n.get<std::string>());
         std::vector<std::string> on, off;
         std::size_t fixed = 0;
-        for (std::size_t i = 0; i < fs.size(); ++i) {
-            if (fs.is_fixed(i) && !opts.verbose) {
+        for (const auto& [name, v] : f.items()) {
+            if (!opts.verbose &&
+                std::find(fixed_names.begin(), fixed_names.end(), name) != fixed_names.end()) {
                 ++fixed;
                 continue;
             }
-            ((fs.is_active(i)) ? on : off).push_back((*fs.names)[i]);
+            (v.get<bool>() ? on : off).push_back(name);
         }
-        out += fmt::format("  {} on: {}\n", s.bold(fmt::format("{:<10}", "features")),
-                           on.empty() ? "-" : join(on, " "));
+        out += fmt::format("  {} on: {}\n", s.label("features"), on.empty() ? "-" : join(on, " "));
         out += fmt::format("  {:<10} off: {}\n", "", off.empty() ? "-" : join(off, " "));
         if (fixed)
             out +=
                 fmt::format("  {:<10} {}\n", "",
                             s.dim(fmt::format("{} fixed features not shown (--verbose)", fixed)));
     } else {
-        out += fmt::format("  {} {}\n", s.bold(fmt::format("{:<10}", "features")),
-                           s.dim("not readable"));
+        out += fmt::format("  {} {}\n", s.label("features"), s.dim("not readable"));
     }
-    section_line(out, s, st, Section::Pause);
+    section_line(out, s, i, Section::Pause);
 
-    if (a.profile && a.profile->profile)
-        out += fmt::format("  {} {} ({})\n", s.bold(fmt::format("{:<10}", "profile")),
-                           a.profile->profile->name, a.profile->reason);
+    const Json& prof = i.contains("profile") ? i.at("profile") : Json();
+    if (prof.is_object())
+        out += fmt::format("  {} {} ({})\n", s.label("profile"), str(prof, "name"),
+                           str(prof, "reason"));
     else
-        out += fmt::format("  {} {}\n", s.bold(fmt::format("{:<10}", "profile")),
+        out += fmt::format("  {} {}\n", s.label("profile"),
                            s.dim("none matched (choose one with --profile)"));
-    if (a.findings.empty()) {
-        out += fmt::format("  {} none\n", s.bold(fmt::format("{:<10}", "findings")));
+    const Json& findings = i.contains("findings") ? i.at("findings") : Json::array();
+    if (findings.empty()) {
+        out += fmt::format("  {} none\n", s.label("findings"));
     } else {
         out += fmt::format("  {}\n", s.bold("findings"));
-        for (const auto& f : a.findings) {
-            out += fmt::format("    {} {}: {}\n", s.sev(f.severity), f.key, f.message);
-            if (!f.fix.empty()) out += fmt::format("         {} {}\n", s.dim("fix:"), f.fix);
+        for (const auto& x : findings) {
+            out += fmt::format("    {} {}: {}\n", s.sev(str(x, "severity")), str(x, "key"),
+                               str(x, "message"));
+            if (!str(x, "fix").empty())
+                out += fmt::format("         {} {}\n", s.dim("fix:"), str(x, "fix"));
         }
     }
 }
 
 }  // namespace
 
-std::string audit_text(const AuditReport& r, const TextOptions& opts) {
+std::string value_text(const Json& v) {
+    if (v.is_null()) return "n/a";
+    if (v.is_string()) return v.get<std::string>();
+    return v.dump();
+}
+
+std::string audit_text(const Json& r, const TextOptions& opts) {
     Style s{opts.color};
     std::string out;
-    for (const auto& a : r.interfaces) {
-        interface_text(out, a, s, opts);
+    const Json& ifs = r.contains("interfaces") ? r.at("interfaces") : Json::array();
+    for (const auto& i : ifs) {
+        interface_text(out, i, s, opts);
         out += '\n';
     }
-    if (r.interfaces.empty()) out += "no interfaces to audit\n\n";
+    if (ifs.empty()) out += "no interfaces to audit\n\n";
     out += s.bold("system") + "\n";
-    const auto& t = r.system.tuned;
-    std::string tuned = t.active_profile ? *t.active_profile : std::string("none");
-    out += fmt::format("  {} {} ({}{})\n", s.bold(fmt::format("{:<10}", "tuned")), tuned,
-                       tuned_source_name(t.source), t.detail.empty() ? "" : ": " + t.detail);
-    std::vector<std::string> sys;
-    for (const auto& v : r.system.sysctl)
-        if (v.value) sys.push_back(v.name + " = " + *v.value);
-    for (std::size_t i = 0; i < sys.size(); ++i)
-        out += fmt::format(
-            "  {} {}\n",
-            i == 0 ? s.bold(fmt::format("{:<10}", "sysctl")) : fmt::format("{:<10}", ""), sys[i]);
-    std::size_t warn = 0, failc = 0;
-    for (const auto& a : r.interfaces)
-        for (const auto& f : a.findings) {
-            warn += f.severity == Severity::Warn;
-            failc += f.severity == Severity::Fail;
+    const Json& t = r.contains("tuned") ? r.at("tuned") : Json::object();
+    const std::string detail = str(t, "detail");
+    out += fmt::format("  {} {} ({}{})\n", s.label("tuned"),
+                       str(t, "active_profile").empty() ? "none" : str(t, "active_profile"),
+                       str(t, "source"), detail.empty() ? "" : ": " + detail);
+    bool first = true;
+    if (r.contains("sysctl") && r.at("sysctl").is_object())
+        for (const auto& [name, v] : r.at("sysctl").items()) {
+            if (v.is_null()) continue;
+            out +=
+                fmt::format("  {} {} = {}\n", first ? s.label("sysctl") : fmt::format("{:<10}", ""),
+                            name, v.get<std::string>());
+            first = false;
         }
-    for (const auto& w : r.warnings)
-        out += fmt::format("{} {}\n", s.sev(Severity::Warn), w);
-    out += fmt::format("\n{} interface(s), {} fail, {} warn\n", r.interfaces.size(), failc, warn);
+    if (r.contains("warnings"))
+        for (const auto& w : r.at("warnings"))
+            out += fmt::format("{} {}\n", s.sev("warn"), w.get<std::string>());
+    const Json& sum = r.contains("summary") ? r.at("summary") : Json::object();
+    out += fmt::format("\n{} interface(s), {} fail, {} warn\n", ifs.size(), sum.value("fail", 0),
+                       sum.value("warn", 0));
     return out;
 }
 

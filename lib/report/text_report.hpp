@@ -1,18 +1,21 @@
-// The audit report for people: grouped by interface and section, findings
-// last with their fix. Colour only when asked (the CLI asks on a TTY).
+// The audit report for people, rendered from its JSON form (the same JSON
+// the daemon sends), grouped by interface and section, findings last with
+// their fix. Colour only when asked (the CLI asks on a TTY).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
-
-#include "engine/audit.hpp"
 
 namespace nictune::report {
 
 struct TextOptions {
     bool color = false;
-    bool verbose = false;  // list every feature, not only the changeable ones
+    bool verbose = false;  // list fixed features too
 };
 
-std::string audit_text(const AuditReport& r, const TextOptions& opts);
+std::string audit_text(const nlohmann::json& report, const TextOptions& opts);
+
+// "9014", "true", "UP"; "n/a" for null or missing.
+std::string value_text(const nlohmann::json& v);
 
 }  // namespace nictune::report

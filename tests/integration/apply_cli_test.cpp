@@ -216,9 +216,17 @@ TEST_F(ApplyCli, UsageErrorsChangeNothing) {
     auto wrong = ctl({"--direct", "apply", "ixgbe-only", "nt0"});
     EXPECT_EQ(wrong.status, 2);
     EXPECT_NE(wrong.out.find("use --force"), std::string::npos) << wrong.out;
-    auto daemonless = ctl({"apply", "jumbo-lab", "nt0"});
+    // Without --direct, apply goes through nictuned: none answers on this bus.
+    auto daemonless = ns_->exec_argv({"env", "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/bus",
+                                      kCtl, "apply", "jumbo-lab", "nt0"});
     EXPECT_EQ(daemonless.status, 5);
-    EXPECT_NE(daemonless.err.find("nictuned"), std::string::npos) << daemonless.err;
+    EXPECT_NE(daemonless.err.find("goes through nictuned, which is not reachable"),
+              std::string::npos)
+        << daemonless.err;
+    // Local options without --direct would be silently ignored by nictuned: refused.
+    auto local = ctl({"apply", "jumbo-lab", "nt0"});
+    EXPECT_EQ(local.status, 2);
+    EXPECT_NE(local.err.find("add --direct"), std::string::npos) << local.err;
     EXPECT_EQ(snapshot(), before);
     auto forced = ctl({"--direct", "apply", "ixgbe-only", "nt0", "--force"});
     EXPECT_EQ(forced.status, 0) << forced.out;

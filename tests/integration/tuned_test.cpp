@@ -1,26 +1,18 @@
 // tuned's D-Bus API on a private dbus-daemon (tests/data/tuned/bus.conf) with
-// a stand-in tuned: a forked copy of this test process that owns
-// com.redhat.tuned and serves /Tuned through sdbus-c++. Every process the
-// tests start is stopped by its PID; nothing touches the system bus.
-#include <fcntl.h>
+// the stand-in tuned (nictune_fake_tuned). Every process the tests start is
+// stopped by its PID; nothing touches the system bus.
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
+#include <map>
 #include <string>
 #include <thread>
 
+#include "support/dbus.hpp"
 #include "support/process.hpp"
 #include "tuned/tuned_client.hpp"
 
@@ -32,144 +24,38 @@ using namespace std::chrono_literals;
 
 constexpr const char* kIface = "com.redhat.tuned.control";
 
-// Reads one line from fd within the time limit.
-std::string read_line(int fd, std::chrono::milliseconds limit) {
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (true) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return {};
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-        char c = 0;
-        const ssize_t n = read(fd, &c, 1);
-        if (n <= 0) return {};
-        if (c == '\n') return line;
-        line += c;
-    }
-}
-
-void stop_child(pid_t& pid) {
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            break;
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    pid = -1;
-}
-
-// The stand-in tuned: profile state, active_profile and switch_profile, as
-// tuned answers them. Runs in the forked child until it is killed.
-[[noreturn]] void serve_fake_tuned(const std::string& address, const std::string& initial,
-                                   int ready_fd) {
-    try {
-        std::string profile = initial;
-        const std::set<std::string> known = {"balanced", "latency-performance",
-                                             "throughput-performance", "virtual-guest"};
-        auto conn = sdbus::createSessionBusConnectionWithAddress(address);
-        auto obj = sdbus::createObject(*conn, "/Tuned");
-        obj->registerMethod("active_profile").onInterface(kIface).implementedAs([&] {
-            return profile;
-        });
-        obj->registerMethod("switch_profile")
-            .onInterface(kIface)
-            .implementedAs([&](const std::string& name) {
-                if (!known.contains(name))
-                    return sdbus::make_struct(false,
-                                              "Requested profile '" + name + "' doesn't exist.");
-                profile = name;
-                return sdbus::make_struct(true, std::string("OK"));
-            });
-        obj->finishRegistration();
-        conn->requestName("com.redhat.tuned");
-        (void)!write(ready_fd, "1", 1);
-        close(ready_fd);
-        conn->enterEventLoop();
-    } catch (...) {
-    }
-    _exit(1);
-}
-
 class TunedBus : public ::testing::Test {
   protected:
     void SetUp() override {
         if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
-        char tmpl[] = "/tmp/nictune-tunedbus-XXXXXX";
-        const char* dir = mkdtemp(tmpl);
-        ASSERT_NE(dir, nullptr) << std::strerror(errno);
-        dir_ = dir;
-        marker_ = dir_ / "activated";
-        opts_.config_dir = dir_ / "etc-tuned";
+        std::string why;
+        bus_ = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
+        ASSERT_TRUE(bus_) << why;
+        // The bus's directory goes away with the bus, and so does all of this.
+        marker_ = bus_->dir() / "activated";
+        opts_.config_dir = bus_->dir() / "etc-tuned";
         opts_.active_profile_file = opts_.config_dir / "active_profile";
-        start_bus();
-        ASSERT_FALSE(address_.empty()) << "dbus-daemon did not print its address";
-        opts_.bus_address = address_;
+        opts_.bus_address = bus_->address();
+        // The activatable stand-in (tests/data/tuned/services) leaves the
+        // marker this variable names. Set on the bus rather than in our own
+        // environment, so that it reaches only this bus's activations.
+        auto conn = sdbus::createSessionBusConnectionWithAddress(bus_->address());
+        auto driver = sdbus::createProxy(*conn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+        driver->callMethod("UpdateActivationEnvironment")
+            .onInterface("org.freedesktop.DBus")
+            .withTimeout(5s)
+            .withArguments(std::map<std::string, std::string>{
+                {"NICTUNE_TUNED_ACTIVATION_MARKER", marker_.string()}});
     }
     void TearDown() override {
-        stop_child(tuned_pid_);
-        stop_child(bus_pid_);
-        std::error_code ec;
-        if (!dir_.empty()) fs::remove_all(dir_, ec);
-    }
-
-    void start_bus() {
-        const std::string config = std::string(NICTUNE_TEST_DATA) + "/tuned/bus.conf";
-        int out[2];
-        ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
-        const pid_t parent = getpid();
-        bus_pid_ = fork();
-        ASSERT_GE(bus_pid_, 0);
-        if (bus_pid_ == 0) {
-            // Dies with the test process even if it crashes.
-            prctl(PR_SET_PDEATHSIG, SIGTERM);
-            if (getppid() != parent) _exit(1);
-            dup2(out[1], 1);
-            // Its warnings (e.g. about the fd limit) go to a log beside the socket.
-            const int log = open((dir_ / "dbus-daemon.log").c_str(),
-                                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-            if (log >= 0) dup2(log, 2);
-            // The activatable stand-in (services/) leaves this marker.
-            setenv("NICTUNE_TUNED_ACTIVATION_MARKER", marker_.c_str(), 1);
-            const std::string conf_arg = "--config-file=" + config;
-            const std::string addr_arg = "--address=unix:dir=" + dir_.string();
-            execlp("dbus-daemon", "dbus-daemon", conf_arg.c_str(), addr_arg.c_str(), "--nofork",
-                   "--nopidfile", "--print-address=1", static_cast<char*>(nullptr));
-            _exit(127);
-        }
-        close(out[1]);
-        address_ = read_line(out[0], 10s);
-        close(out[0]);
+        tuned_.reset();
+        bus_.reset();
     }
 
     void start_tuned(const std::string& profile) {
-        int ready[2];
-        ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
-        const pid_t parent = getpid();
-        tuned_pid_ = fork();
-        ASSERT_GE(tuned_pid_, 0);
-        if (tuned_pid_ == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGTERM);
-            if (getppid() != parent) _exit(1);
-            close(ready[0]);
-            serve_fake_tuned(address_, profile, ready[1]);
-        }
-        close(ready[1]);
-        const std::string ok = [&] {
-            pollfd p{ready[0], POLLIN, 0};
-            char c = 0;
-            if (poll(&p, 1, 10000) == 1 && read(ready[0], &c, 1) == 1) return std::string(1, c);
-            return std::string();
-        }();
-        close(ready[0]);
-        ASSERT_EQ(ok, "1") << "the stand-in tuned did not take its name";
+        std::string why;
+        tuned_ = start_fake_tuned(*bus_, profile, &why);
+        ASSERT_TRUE(tuned_) << why;
     }
 
     void write_active_file(const std::string& text) {
@@ -177,11 +63,9 @@ class TunedBus : public ::testing::Test {
         std::ofstream(opts_.active_profile_file) << text;
     }
 
-    fs::path dir_;
+    std::unique_ptr<PrivateBus> bus_;
+    std::unique_ptr<Child> tuned_;
     fs::path marker_;
-    std::string address_;
-    pid_t bus_pid_ = -1;
-    pid_t tuned_pid_ = -1;
     tuned::Options opts_;
 };
 
@@ -234,7 +118,7 @@ TEST_F(TunedBus, UsesTheFileWhenNobodyOwnsTheNameAndNeverStartsTuned) {
 // The control for the test above: a call to the well-known name does start
 // the activatable stand-in, so a missing marker there means something.
 TEST_F(TunedBus, ActivationLeavesTheMarkerWhenACallNamesTuned) {
-    auto conn = sdbus::createSessionBusConnectionWithAddress(address_);
+    auto conn = sdbus::createSessionBusConnectionWithAddress(bus_->address());
     auto proxy = sdbus::createProxy(*conn, "com.redhat.tuned", "/Tuned");
     std::string profile;
     // The stand-in exits without taking the name, so this call fails.
@@ -260,7 +144,7 @@ TEST_F(TunedBus, HonoursDbusSystemBusAddressForTheSystemBus) {
     start_tuned("balanced");
     const char* old = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
     const std::string saved = old ? old : "";
-    setenv("DBUS_SYSTEM_BUS_ADDRESS", address_.c_str(), 1);
+    setenv("DBUS_SYSTEM_BUS_ADDRESS", bus_->address().c_str(), 1);
     tuned::Options system_bus = opts_;
     system_bus.bus_address.clear();
     const TunedState st = tuned::read_state(system_bus);
@@ -275,7 +159,7 @@ TEST_F(TunedBus, HonoursDbusSystemBusAddressForTheSystemBus) {
 TEST_F(TunedBus, FallsBackWhenTunedHasGoneAway) {
     start_tuned("balanced");
     ASSERT_EQ(tuned::read_state(opts_).source, TunedSource::Dbus);
-    stop_child(tuned_pid_);
+    tuned_->stop();
     // The bus drops the name when the owner's connection closes.
     const auto deadline = std::chrono::steady_clock::now() + 5s;
     TunedState st;

@@ -1,0 +1,152 @@
+#include "dbus/client.hpp"
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <chrono>
+
+#include "manager_proxy.h"
+
+namespace nictune::dbus {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kBusName = "org.nictune1";
+constexpr const char* kPath = "/org/nictune1";
+
+// The generated proxy; signals are not used by the CLI.
+class ManagerProxy final : public sdbus::ProxyInterfaces<org::nictune1::Manager_proxy> {
+  public:
+    ManagerProxy(sdbus::IConnection& conn) : ProxyInterfaces(conn, kBusName, kPath) {
+        registerProxy();
+    }
+    ~ManagerProxy() { unregisterProxy(); }
+
+  private:
+    void onApplied(const std::string&, const std::string&, const std::string&, const std::string&,
+                   const std::string&) override {}
+    void onDrift(const std::string&, const std::string&, const std::string&, const std::string&,
+                 const bool&) override {}
+};
+
+Error from_dbus(const sdbus::Error& e, const char* method) {
+    Error out;
+    out.code = errc_from_dbus(e.getName());
+    out.message = e.getMessage();
+    if (out.code == Errc::Io) out.context = std::string("nictuned ") + method + ": " + e.getName();
+    return out;
+}
+
+template <class F>
+Result<nlohmann::json> call(sdbus::IConnection& conn, const char* method, F&& f) {
+    try {
+        ManagerProxy proxy(conn);
+        return nlohmann::json::parse(f(proxy));
+    } catch (const sdbus::Error& e) {
+        return std::unexpected(from_dbus(e, method));
+    } catch (const nlohmann::json::exception& e) {
+        return fail(Errc::Internal, std::string("nictuned ") + method,
+                    std::string("bad reply: ") + e.what());
+    }
+}
+
+}  // namespace
+
+Errc errc_from_dbus(const std::string& name) {
+    const std::string prefix = "org.nictune1.Error.";
+    if (!name.starts_with(prefix)) return Errc::Io;
+    const std::string n = name.substr(prefix.size());
+    if (n == "InvalidArgument") return Errc::InvalidArgument;
+    if (n == "NoSuchInterface") return Errc::NoSuchInterface;
+    if (n == "InvalidProfile") return Errc::InvalidProfile;
+    if (n == "NoSuchProfile") return Errc::NoSuchProfile;
+    if (n == "PermissionDenied") return Errc::PermissionDenied;
+    if (n == "Busy") return Errc::Busy;
+    return Errc::Kernel;
+}
+
+std::unique_ptr<Client> Client::connect(const std::string& address, std::string* why) {
+    std::unique_ptr<Client> c(new Client());
+    try {
+        c->conn_ = address.empty() ? sdbus::createSystemBusConnection()
+                                   : sdbus::createSessionBusConnectionWithAddress(address);
+        // Applying a profile may reset several NICs and switch tuned.
+        c->conn_->setMethodCallTimeout(180s);
+        auto bus = sdbus::createProxy(*c->conn_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+        bool has = false;
+        bus->callMethod("NameHasOwner")
+            .onInterface("org.freedesktop.DBus")
+            .withTimeout(5s)
+            .withArguments(std::string(kBusName))
+            .storeResultsTo(has);
+        if (!has) {
+            *why = "nictuned is not running (no owner of org.nictune1)";
+            return nullptr;
+        }
+    } catch (const sdbus::Error& e) {
+        *why = "no D-Bus connection: " + e.getMessage();
+        return nullptr;
+    }
+    return c;
+}
+
+Client::~Client() = default;
+
+Result<nlohmann::json> Client::audit(const std::vector<std::string>& interfaces,
+                                     const std::string& profile, bool all) {
+    return call(*conn_, "Audit", [&](ManagerProxy& p) {
+        std::map<std::string, sdbus::Variant> flags{{"all", sdbus::Variant(all)}};
+        return std::get<1>(p.Audit(interfaces, profile, flags));
+    });
+}
+
+Result<nlohmann::json> Client::plan(const std::string& profile,
+                                    const std::vector<std::string>& interfaces, bool force) {
+    return call(*conn_, "Plan", [&](ManagerProxy& p) {
+        std::map<std::string, sdbus::Variant> flags{{"force", sdbus::Variant(force)}};
+        return std::get<1>(p.Plan(profile, interfaces, flags));
+    });
+}
+
+Result<nlohmann::json> Client::apply(const std::string& profile,
+                                     const std::vector<std::string>& interfaces, bool force,
+                                     bool keep_going) {
+    return call(*conn_, "Apply", [&](ManagerProxy& p) {
+        std::map<std::string, sdbus::Variant> flags{{"force", sdbus::Variant(force)},
+                                                    {"keep_going", sdbus::Variant(keep_going)}};
+        return std::get<3>(p.Apply(profile, interfaces, flags));
+    });
+}
+
+Result<nlohmann::json> Client::rollback(const std::string& interface) {
+    return call(*conn_, "Rollback",
+                [&](ManagerProxy& p) { return std::get<2>(p.Rollback(interface)); });
+}
+
+Result<nlohmann::json> Client::profiles() {
+    return call(*conn_, "ListProfiles", [&](ManagerProxy& p) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& e : p.ListProfiles())
+            arr.push_back({{"name", std::get<0>(e)},
+                           {"path", std::get<1>(e)},
+                           {"description", std::get<2>(e)},
+                           {"error", std::get<3>(e).empty() ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(std::get<3>(e))}});
+        return nlohmann::json{{"profiles", arr}}.dump();
+    });
+}
+
+Result<nlohmann::json> Client::status() {
+    return call(*conn_, "Status", [&](ManagerProxy& p) { return std::get<1>(p.Status()); });
+}
+
+Result<void> Client::reload() {
+    auto r = call(*conn_, "Reload", [&](ManagerProxy& p) {
+        p.Reload();
+        return std::string("{}");
+    });
+    if (!r) return std::unexpected(r.error());
+    return {};
+}
+
+}  // namespace nictune::dbus

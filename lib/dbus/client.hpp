@@ -1,0 +1,49 @@
+// nictunectl's side of org.nictune1: calls nictuned over D-Bus and returns
+// the JSON report of each method (the same JSON a direct run produces).
+// D-Bus errors come back as engine errors (org.nictune1.Error.NoSuchInterface
+// -> Errc::NoSuchInterface, ...), so exit statuses do not depend on the path.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace sdbus {
+class IConnection;
+}
+
+namespace nictune::dbus {
+
+class Client {
+  public:
+    // Connects to the bus (`address` empty: the system bus, honouring
+    // DBUS_SYSTEM_BUS_ADDRESS) and checks that nictuned owns org.nictune1.
+    // Never D-Bus-activates it. nullptr with *why when it is not there.
+    static std::unique_ptr<Client> connect(const std::string& address, std::string* why);
+    ~Client();
+
+    Result<nlohmann::json> audit(const std::vector<std::string>& interfaces,
+                                 const std::string& profile, bool all);
+    Result<nlohmann::json> plan(const std::string& profile,
+                                const std::vector<std::string>& interfaces, bool force);
+    Result<nlohmann::json> apply(const std::string& profile,
+                                 const std::vector<std::string>& interfaces, bool force,
+                                 bool keep_going);
+    Result<nlohmann::json> rollback(const std::string& interface);
+    Result<nlohmann::json> profiles();
+    Result<nlohmann::json> status();
+    Result<void> reload();
+
+  private:
+    Client() = default;
+    std::unique_ptr<sdbus::IConnection> conn_;
+};
+
+// Errc for an org.nictune1.Error.* name (Errc::Io for anything else, e.g.
+// a timeout or the daemon going away).
+Errc errc_from_dbus(const std::string& name);
+
+}  // namespace nictune::dbus

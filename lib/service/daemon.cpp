@@ -1,0 +1,283 @@
+#include "service/daemon.hpp"
+
+#include <linux/genetlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "backend/netlink_backend.hpp"
+#include "engine/manager.hpp"
+#include "ethnl/codecs.hpp"
+#include "ethnl/socket.hpp"
+#include "rtnl/link.hpp"
+#include "service/authorizer.hpp"
+#include "service/log.hpp"
+#include "service/manager_object.hpp"
+#include "service/watcher.hpp"
+#include "watch/config.hpp"
+
+namespace nictune::service {
+namespace {
+
+uint64_t now_usec() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000U + static_cast<uint64_t>(ts.tv_nsec) / 1000U;
+}
+
+// The interface an ethtool notification is about, or 0.
+int ntf_ifindex(const nlmsghdr* nlh) {
+    if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return 0;
+    const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
+    auto section = ethnl::section_of_kernel_msg(g->cmd);
+    if (!section) return 0;
+    if (*section == Section::Features) {
+        auto r = ethnl::decode_features(nlh);
+        return r ? r->ifindex : 0;
+    }
+    auto r = ethnl::decode_settings(*section, nlh);
+    return r ? r->ifindex : 0;
+}
+
+struct Loaded {
+    DaemonConfig cfg;
+    std::map<std::string, Profile> profiles;
+};
+
+// Reads the configuration and every bound profile; nothing is kept unless
+// all of it is valid.
+Result<Loaded> load_everything(const DaemonOptions& opts, const profile::Store& store) {
+    auto cfg = load_config(opts.config, geteuid() == 0);
+    if (!cfg) return std::unexpected(cfg.error());
+    if (auto ok = validate_bindings(*cfg, store); !ok) return std::unexpected(ok.error());
+    Loaded out;
+    for (const auto& b : cfg->bindings) {
+        if (out.profiles.contains(b.profile)) continue;
+        auto p = store.load(b.profile);
+        if (!p) return std::unexpected(p.error());
+        out.profiles.emplace(b.profile, std::move(*p));
+    }
+    out.cfg = std::move(*cfg);
+    return out;
+}
+
+profile::Store make_store(const DaemonOptions& opts, const DaemonConfig& cfg,
+                          const FeatureNames* names) {
+    profile::StoreOptions so;
+    std::vector<std::filesystem::path> dirs = opts.profiles_dirs;
+    for (const auto& d : cfg.profiles_dirs)
+        dirs.emplace_back(d);
+    so.search_path = profile::default_search_path(dirs);
+    so.parse.runtime_features = names;
+    return profile::Store(so);
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& opts) {
+    init_log(opts.debug);
+    ::signal(SIGPIPE, SIG_IGN);
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    const int sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (sigfd < 0) {
+        log(Level::Error, std::string("signalfd: ") + std::strerror(errno));
+        return 1;
+    }
+
+    // The first configuration; a bad file at start means no bindings (the
+    // D-Bus API still works) and a loud error, so that Status can say why.
+    std::string config_error;
+    DaemonConfig first_cfg;
+    first_cfg.file = opts.config;
+    if (auto c = load_config(opts.config, geteuid() == 0)) {
+        first_cfg.profiles_dirs = c->profiles_dirs;
+        first_cfg.state_dir = c->state_dir;
+    }
+
+    auto backend = NetlinkBackend::open();
+    if (!backend) {
+        log(Level::Error, "cannot open netlink sockets: " + backend.error().str());
+        return 1;
+    }
+    auto names = (*backend)->kernel_feature_names();
+    const FeatureNames* runtime_names = names ? names->get() : nullptr;
+    const std::filesystem::path state_dir =
+        opts.state_dir ? *opts.state_dir
+                       : (first_cfg.state_dir ? std::filesystem::path(*first_cfg.state_dir)
+                                              : std::filesystem::path("/run/nictune"));
+    Manager manager(**backend, make_store(opts, first_cfg, runtime_names), StateStore(state_dir),
+                    FactsBook::builtin());
+
+    auto events = rtnl::Socket::open();
+    if (!events || !(*events)->subscribe_links()) {
+        log(Level::Error, "cannot listen for link events");
+        return 1;
+    }
+    auto monitor = ethnl::Socket::open();
+    if (!monitor || !(*monitor)->subscribe_monitor()) {
+        log(Level::Error, "cannot join the ethtool monitor group");
+        return 1;
+    }
+
+    std::unique_ptr<sdbus::IConnection> conn;
+    try {
+        conn = opts.bus_address.empty()
+                   ? sdbus::createSystemBusConnection()
+                   : sdbus::createSessionBusConnectionWithAddress(opts.bus_address);
+    } catch (const sdbus::Error& e) {
+        log(Level::Error, "cannot connect to the bus: " + e.getMessage());
+        return 1;
+    }
+    auto authorizer = make_polkit_authorizer(opts.bus_address);
+
+    ManagerObject* object = nullptr;
+    WatcherEvents ev;
+    ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
+                     const std::string& result, const std::string& reason) {
+        if (object) object->emitApplied(tx, iface, profile, result, reason);
+    };
+    ev.drift = [&](const std::string& iface, const std::string& key, const std::string& expected,
+                   const std::string& actual, bool enforced) {
+        if (object) object->emitDrift(iface, key, expected, actual, enforced);
+    };
+    Watcher watcher(manager, ev);
+
+    auto reload = [&]() -> Result<void> {
+        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+                   static_cast<unsigned long long>(now_usec()));
+        auto loaded = load_everything(opts, manager.profiles());
+        if (!loaded) {
+            config_error = loaded.error().str();
+            log(Level::Error, config_error + "; keeping the previous configuration");
+            sd_notify(0, "READY=1");
+            return std::unexpected(loaded.error());
+        }
+        config_error.clear();
+        log(Level::Info, "configuration " + opts.config.string() + ": " +
+                             std::to_string(loaded->cfg.bindings.size()) + " binding(s)");
+        watcher.set_config(std::move(loaded->cfg), std::move(loaded->profiles));
+        watcher.apply_all("reload");
+        sd_notify(0, "READY=1");
+        return {};
+    };
+    auto status_extra = [&]() {
+        return nlohmann::json{
+            {"version", NICTUNE_VERSION},
+            {"state_dir", state_dir.string()},
+            {"config_error",
+             config_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(config_error)}};
+    };
+
+    std::unique_ptr<ManagerObject> obj;
+    try {
+        obj = std::make_unique<ManagerObject>(*conn, manager, watcher, *authorizer, reload,
+                                              status_extra);
+        object = obj.get();
+        conn->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+        log(Level::Error, std::string("cannot own ") + kBusName + ": " + e.getMessage());
+        return 1;
+    }
+
+    // Bind and apply at start.
+    if (auto loaded = load_everything(opts, manager.profiles())) {
+        watcher.set_config(std::move(loaded->cfg), std::move(loaded->profiles));
+    } else {
+        config_error = loaded.error().str();
+        log(Level::Error, config_error + "; starting without bindings");
+        watcher.set_config(first_cfg, {});
+    }
+    watcher.apply_all("boot");
+
+    uint64_t wd_usec = 0;
+    const bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
+    uint64_t next_ping = watchdog ? now_usec() + wd_usec / 2 : std::numeric_limits<uint64_t>::max();
+    sd_notifyf(0, "READY=1\nSTATUS=%zu binding(s), watching %zu interface(s)",
+               watcher.config().bindings.size(), watcher.tracked().size());
+    log(Level::Info, "ready on " + (opts.bus_address.empty() ? std::string("the system bus")
+                                                             : opts.bus_address));
+
+    bool running = true;
+    while (running) {
+        try {
+            while (conn->processPendingRequest()) {
+            }
+        } catch (const sdbus::Error& e) {
+            log(Level::Error, "bus: " + e.getMessage());
+        }
+        auto pd = conn->getEventLoopPollData();
+        uint64_t deadline = std::min<uint64_t>(pd.timeout_usec, next_ping);
+        int timeout_ms = -1;
+        if (deadline != std::numeric_limits<uint64_t>::max()) {
+            const uint64_t now = now_usec();
+            timeout_ms =
+                deadline <= now
+                    ? 0
+                    : static_cast<int>(std::min<uint64_t>((deadline - now + 999) / 1000, 1U << 30));
+        }
+        pollfd fds[4] = {{pd.fd, pd.events, 0},
+                         {(*events)->fd(), POLLIN, 0},
+                         {(*monitor)->fd(), POLLIN, 0},
+                         {sigfd, POLLIN, 0}};
+        int n = poll(fds, 4, timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            log(Level::Error, std::string("poll: ") + std::strerror(errno));
+            break;
+        }
+        if (watchdog && now_usec() >= next_ping) {
+            sd_notify(0, "WATCHDOG=1");
+            next_ping = now_usec() + wd_usec / 2;
+        }
+        bool resync = false;
+        if (fds[1].revents & POLLIN) {
+            auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
+                watcher.link_event(l.ifindex, l.name, deleted);
+            });
+            if (!r && r.error().sys_errno == ENOBUFS) resync = true;
+        }
+        if (fds[2].revents & POLLIN) {
+            auto r = (*monitor)->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
+                if (int idx = ntf_ifindex(nlh)) watcher.device_changed(idx);
+                return {};
+            });
+            if (!r && r.error().sys_errno == ENOBUFS) resync = true;
+        }
+        if (fds[3].revents & POLLIN) {
+            signalfd_siginfo si{};
+            while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+                if (si.ssi_signo == SIGHUP) {
+                    log(Level::Info, "SIGHUP: reloading");
+                    (void)reload();
+                } else {
+                    log(Level::Info, "stopping");
+                    running = false;
+                }
+            }
+        }
+        if (resync) watcher.resync();
+        watcher.process();
+    }
+    sd_notify(0, "STOPPING=1");
+    object = nullptr;
+    obj.reset();
+    try {
+        conn->releaseName(kBusName);
+    } catch (const sdbus::Error&) {
+    }
+    close(sigfd);
+    return 0;
+}
+
+}  // namespace nictune::service

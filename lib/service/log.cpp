@@ -1,0 +1,91 @@
+#include "service/log.hpp"
+
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <systemd/sd-journal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace nictune::service {
+namespace {
+
+bool g_journal = false;
+bool g_debug = false;
+
+// JOURNAL_STREAM is "device:inode" of the stream systemd connected stderr
+// to; it only counts if stderr is still that stream.
+bool stderr_is_journal() {
+    const char* js = std::getenv("JOURNAL_STREAM");
+    if (!js) return false;
+    unsigned long long dev = 0, ino = 0;
+    if (std::sscanf(js, "%llu:%llu", &dev, &ino) != 2) return false;
+    struct stat st {};
+    if (fstat(STDERR_FILENO, &st) != 0) return false;
+    return st.st_dev == dev && st.st_ino == ino;
+}
+
+int priority(Level l) {
+    switch (l) {
+        case Level::Debug:
+            return LOG_DEBUG;
+        case Level::Info:
+            return LOG_INFO;
+        case Level::Notice:
+            return LOG_NOTICE;
+        case Level::Warning:
+            return LOG_WARNING;
+        case Level::Error:
+            return LOG_ERR;
+    }
+    return LOG_INFO;
+}
+
+const char* prefix(Level l) {
+    switch (l) {
+        case Level::Debug:
+            return "debug: ";
+        case Level::Warning:
+            return "warning: ";
+        case Level::Error:
+            return "error: ";
+        default:
+            return "";
+    }
+}
+
+}  // namespace
+
+void init_log(bool debug) {
+    g_debug = debug;
+    g_journal = stderr_is_journal();
+}
+
+void log(Level level, std::string_view message, const LogFields& f) {
+    if (level == Level::Debug && !g_debug) return;
+    if (!g_journal) {
+        std::string line = "nictuned: ";
+        line += prefix(level);
+        if (!f.interface.empty()) line += f.interface + ": ";
+        line += message;
+        std::fprintf(stderr, "%s\n", line.c_str());
+        return;
+    }
+    std::vector<std::string> fields = {"MESSAGE=" + std::string(message),
+                                       "PRIORITY=" + std::to_string(priority(level)),
+                                       "SYSLOG_IDENTIFIER=nictuned"};
+    if (!f.interface.empty()) fields.push_back("INTERFACE=" + f.interface);
+    if (!f.profile.empty()) fields.push_back("PROFILE=" + f.profile);
+    if (!f.setting.empty()) fields.push_back("SETTING=" + f.setting);
+    if (!f.transaction.empty()) fields.push_back("NICTUNE_TRANSACTION=" + f.transaction);
+    std::vector<iovec> iov;
+    for (auto& x : fields)
+        iov.push_back(iovec{x.data(), x.size()});
+    sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+}
+
+}  // namespace nictune::service

@@ -1,0 +1,266 @@
+#include "service/manager_object.hpp"
+
+#include "report/json_report.hpp"
+#include "report/plan_report.hpp"
+#include "service/log.hpp"
+#include "util/strings.hpp"
+
+namespace nictune::service {
+namespace {
+
+constexpr std::size_t kMaxInterfaces = 4096;
+
+void check_interfaces(const std::vector<std::string>& names) {
+    if (names.size() > kMaxInterfaces)
+        throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                           "too many interfaces (" + std::to_string(names.size()) + ")");
+    for (const auto& n : names)
+        if (!valid_ifname(n))
+            throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                               "interface name " + quote(n.substr(0, 64)) + " is not valid");
+}
+
+void check_profile_name(const std::string& name) {
+    if (auto ok = profile::validate_name(name); !ok)
+        throw sdbus::Error(dbus_error_name(Errc::InvalidArgument), ok.error().message);
+}
+
+// Reads a boolean flag; unknown keys and wrong types are the caller's error.
+bool flag(const std::map<std::string, sdbus::Variant>& flags, const std::string& name) {
+    auto it = flags.find(name);
+    if (it == flags.end()) return false;
+    if (!it->second.containsValueOfType<bool>())
+        throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                           "flag " + quote(name) + " must be a boolean");
+    return it->second.get<bool>();
+}
+
+void check_flags(const std::map<std::string, sdbus::Variant>& flags,
+                 std::initializer_list<const char*> known) {
+    for (const auto& [k, v] : flags) {
+        bool ok = false;
+        for (const char* n : known)
+            ok |= k == n;
+        if (!ok)
+            throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                               "unknown flag " + quote(k.substr(0, 64)));
+    }
+}
+
+// Runs a handler body; anything but sdbus::Error becomes a D-Bus error here.
+template <class F>
+auto guarded(const char* method, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const sdbus::Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        log(Level::Error, std::string(method) + ": internal error: " + e.what());
+        throw sdbus::Error(dbus_error_name(Errc::Internal),
+                           std::string("internal error: ") + e.what());
+    } catch (...) {
+        log(Level::Error, std::string(method) + ": internal error");
+        throw sdbus::Error(dbus_error_name(Errc::Internal), "internal error");
+    }
+}
+
+}  // namespace
+
+std::string dbus_error_name(Errc code) {
+    switch (code) {
+        case Errc::InvalidArgument:
+            return "org.nictune1.Error.InvalidArgument";
+        case Errc::NoSuchInterface:
+            return "org.nictune1.Error.NoSuchInterface";
+        case Errc::InvalidProfile:
+            return "org.nictune1.Error.InvalidProfile";
+        case Errc::NoSuchProfile:
+            return "org.nictune1.Error.NoSuchProfile";
+        case Errc::PermissionDenied:
+            return "org.nictune1.Error.PermissionDenied";
+        case Errc::Busy:
+            return "org.nictune1.Error.Busy";
+        default:
+            return "org.nictune1.Error.Failed";
+    }
+}
+
+sdbus::Error to_dbus_error(const Error& e) {
+    return sdbus::Error(dbus_error_name(e.code), e.str());
+}
+
+ManagerObject::ManagerObject(sdbus::IConnection& conn, Manager& manager, Watcher& watcher,
+                             Authorizer& auth, std::function<Result<void>()> reload,
+                             std::function<nlohmann::json()> status_extra)
+    : Base(conn, kObjectPath),
+      manager_(manager),
+      watcher_(watcher),
+      auth_(auth),
+      reload_(std::move(reload)),
+      status_extra_(std::move(status_extra)) {
+    registerAdaptor();
+}
+
+ManagerObject::~ManagerObject() {
+    unregisterAdaptor();
+}
+
+void ManagerObject::authorize() {
+    const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
+    if (!msg) throw sdbus::Error(dbus_error_name(Errc::PermissionDenied), "no caller");
+    if (auto ok = auth_.check(*msg, kApplyAction); !ok) throw to_dbus_error(ok.error());
+}
+
+std::tuple<ManagerObject::Findings, std::string> ManagerObject::Audit(
+    const std::vector<std::string>& interfaces, const std::string& profile, const Flags& flags) {
+    return guarded("Audit", [&] {
+        check_interfaces(interfaces);
+        check_flags(flags, {"all"});
+        if (!profile.empty()) check_profile_name(profile);
+        AuditRequest req;
+        req.interfaces = interfaces;
+        req.include_virtual = flag(flags, "all");
+        if (!profile.empty()) req.profile = profile;
+        auto r = manager_.audit(req);
+        if (!r) throw to_dbus_error(r.error());
+        Findings out;
+        for (const auto& a : r->interfaces)
+            for (const auto& f : a.findings)
+                out.emplace_back(a.state.id.name, severity_name(f.severity), f.key,
+                                 to_string(f.expected), to_string(f.actual), f.message, f.fix);
+        return std::tuple{std::move(out), report::audit_json(*r).dump()};
+    });
+}
+
+std::tuple<ManagerObject::Steps, std::string> ManagerObject::Plan(
+    const std::string& profile, const std::vector<std::string>& interfaces, const Flags& flags) {
+    return guarded("Plan", [&] {
+        check_profile_name(profile);
+        check_interfaces(interfaces);
+        check_flags(flags, {"force"});
+        auto p =
+            manager_.plan(ApplyRequest{profile, interfaces, flag(flags, "force"), true, false});
+        if (!p) throw to_dbus_error(p.error());
+        Steps out;
+        auto add = [&](const std::string& iface, const PlanStep& s) {
+            out.emplace_back(iface, s.order, s.setting.path(), to_string(s.current),
+                             to_string(s.target), step_kind_name(s.kind), s.note, s.resets_link);
+        };
+        for (const auto& i : p->interfaces)
+            for (const auto& s : i.steps)
+                add(i.id.name, s);
+        for (const auto& s : p->system)
+            add("", s);
+        return std::tuple{std::move(out), report::plan_json(*p).dump()};
+    });
+}
+
+std::tuple<std::string, std::string, ManagerObject::Outcomes, std::string> ManagerObject::Apply(
+    const std::string& profile, const std::vector<std::string>& interfaces, const Flags& flags) {
+    return guarded("Apply", [&] {
+        check_profile_name(profile);
+        check_interfaces(interfaces);
+        check_flags(flags, {"force", "keep_going"});
+        authorize();
+        auto r = manager_.apply(ApplyRequest{profile, interfaces, flag(flags, "force"), false,
+                                             flag(flags, "keep_going")});
+        if (!r) throw to_dbus_error(r.error());
+        if (r->result == TxResult::Refused && r->refusals.empty() && r->error &&
+            r->error->code == Errc::Busy)
+            throw to_dbus_error(*r->error);
+        watcher_.note_request(*r);
+        Outcomes out;
+        auto add = [&](const std::string& iface, const StepResult& s) {
+            out.emplace_back(iface, s.step.setting.path(), outcome_name(s.outcome),
+                             to_string(s.step.current), to_string(s.actual),
+                             s.error ? s.error->str() : std::string());
+        };
+        for (const auto& i : r->interfaces)
+            for (const auto& s : i.steps)
+                add(i.name, s);
+        for (const auto& s : r->system)
+            add("", s);
+        return std::tuple{r->transaction, std::string(tx_result_name(r->result)), std::move(out),
+                          report::apply_json(*r).dump()};
+    });
+}
+
+std::tuple<std::string, ManagerObject::Restored, std::string> ManagerObject::Rollback(
+    const std::string& interface) {
+    return guarded("Rollback", [&] {
+        check_interfaces({interface});
+        authorize();
+        auto r = manager_.rollback(interface);
+        if (r.result == TxResult::Refused && r.error && r.error->code == Errc::Busy)
+            throw to_dbus_error(*r.error);
+        if (r.result == TxResult::RolledBack) watcher_.note_rollback(interface);
+        Restored out;
+        for (const auto& x : r.restored)
+            out.emplace_back(x.interface, x.key, to_string(x.value), x.ok, x.message);
+        auto j = report::rollback_json(r);
+        return std::tuple{j.at("result").get<std::string>(), std::move(out), j.dump()};
+    });
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>
+ManagerObject::ListProfiles() {
+    return guarded("ListProfiles", [&] {
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
+        for (const auto& e : manager_.profiles().list())
+            out.emplace_back(e.name, e.path.string(), e.description,
+                             e.error ? e.error->str() : std::string());
+        return out;
+    });
+}
+
+std::tuple<
+    std::vector<sdbus::Struct<std::string, int32_t, std::string, std::string, std::string, bool>>,
+    std::string>
+ManagerObject::Status() {
+    return guarded("Status", [&] {
+        std::vector<
+            sdbus::Struct<std::string, int32_t, std::string, std::string, std::string, bool>>
+            out;
+        nlohmann::json ifs = nlohmann::json::array();
+        for (const auto& [idx, t] : watcher_.tracked()) {
+            if (!t.binding && t.last_result.empty()) continue;
+            const bool enforce = t.binding && t.binding->enforce;
+            out.emplace_back(t.name, t.ifindex, t.profile, t.last_result, join(t.drifted, ","),
+                             enforce);
+            ifs.push_back({{"name", t.name},
+                           {"ifindex", t.ifindex},
+                           {"profile", t.profile},
+                           {"binding", t.binding ? nlohmann::json(t.binding->describe())
+                                                 : nlohmann::json(nullptr)},
+                           {"enforce", enforce},
+                           {"enforcement_suspended", t.enforcement_suspended},
+                           {"last_result", t.last_result},
+                           {"transaction", t.transaction},
+                           {"drifted", t.drifted}});
+        }
+        nlohmann::json bindings = nlohmann::json::array();
+        for (const auto& b : watcher_.config().bindings)
+            bindings.push_back({{"profile", b.profile},
+                                {"enforce", b.enforce},
+                                {"match", b.describe()},
+                                {"at", b.loc.str()}});
+        nlohmann::json j = status_extra_ ? status_extra_() : nlohmann::json::object();
+        j["interfaces"] = std::move(ifs);
+        j["bindings"] = std::move(bindings);
+        j["config"] = watcher_.config().file.string();
+        return std::tuple{std::move(out), j.dump()};
+    });
+}
+
+void ManagerObject::Reload() {
+    guarded("Reload", [&] {
+        authorize();
+        if (auto r = reload_(); !r) throw to_dbus_error(r.error());
+    });
+}
+
+std::string ManagerObject::Version() {
+    return NICTUNE_VERSION;
+}
+
+}  // namespace nictune::service

@@ -1,0 +1,101 @@
+// What makes tuning last: bound profiles applied at start, when a matching
+// NIC appears (hotplug, driver reload) and, with enforce, when a bound
+// setting drifts. Interfaces are tracked by ifindex, not by name.
+//
+// The watcher is fed events (links, ethtool notifications, a resync after a
+// netlink overrun) and decides; it knows nothing about sockets or D-Bus, so
+// it is tested with the fake backend.
+//
+// Drift is a difference from the values read back after nictune's last
+// apply (the baseline), not from the profile: a value the driver adjusted is
+// the baseline, so enforcement never loops on it, and nictune's own changes
+// (which produce notifications too) never look like drift.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/manager.hpp"
+#include "watch/config.hpp"
+
+namespace nictune::service {
+
+struct Tracked {
+    int ifindex = 0;
+    std::string name;
+    std::optional<Binding> binding;
+    std::string profile;                     // last applied (binding or request)
+    std::string transaction;                 // last transaction
+    std::string last_result;                 // tx_result_name or "" before any
+    std::map<std::string, Scalar> baseline;  // setting path -> value after the last apply
+    std::vector<std::string> drifted;        // keys that differ now
+    std::deque<std::chrono::steady_clock::time_point> enforcements;
+    bool enforcement_suspended = false;
+};
+
+struct WatcherEvents {
+    // transaction, interface, profile, result, reason (boot, hotplug, rename, drift, request)
+    std::function<void(const std::string&, const std::string&, const std::string&,
+                       const std::string&, const std::string&)>
+        applied;
+    // interface, key, expected, actual, enforced
+    std::function<void(const std::string&, const std::string&, const std::string&,
+                       const std::string&, bool)>
+        drift;
+};
+
+class Watcher {
+  public:
+    // At most this many drift repairs per interface per minute; past it the
+    // binding's enforcement pauses (something keeps changing the setting).
+    static constexpr std::size_t kMaxEnforcementsPerMinute = 5;
+
+    Watcher(Manager& manager, WatcherEvents events);
+
+    // Bindings in force from now on, with the bound profiles loaded and
+    // validated by the caller (a broken file on disk cannot replace them).
+    void set_config(DaemonConfig cfg, std::map<std::string, Profile> profiles);
+    [[nodiscard]] const DaemonConfig& config() const { return cfg_; }
+
+    // Reads every interface and applies the bindings (start, resync).
+    void apply_all(const std::string& reason);
+    // A link appeared, changed or was renamed (deleted = RTM_DELLINK).
+    void link_event(int ifindex, const std::string& name, bool deleted);
+    // Something about this interface changed (ethtool notification).
+    void device_changed(int ifindex);
+    // Netlink dropped notifications: forget what we knew, re-read everything.
+    void resync();
+    // Handles the interfaces marked by the events above (drift checks).
+    void process();
+    // An Apply or Rollback request through D-Bus touched these interfaces.
+    void note_request(const ApplyResult& r);
+    void note_rollback(const std::string& interface);
+
+    [[nodiscard]] const std::map<int, Tracked>& tracked() const { return tracked_; }
+    [[nodiscard]] bool pending() const { return !dirty_.empty(); }
+
+    // Test hook: the clock used for the enforcement rate limit.
+    std::function<std::chrono::steady_clock::time_point()> now = [] {
+        return std::chrono::steady_clock::now();
+    };
+
+  private:
+    void apply_binding(Tracked& t, const NicState& st, const std::string& reason);
+    void record(Tracked& t, const ApplyResult& r, const std::string& reason);
+    void check_drift(Tracked& t);
+
+    Manager& manager_;
+    WatcherEvents events_;
+    DaemonConfig cfg_;
+    std::map<std::string, Profile> profiles_;
+    std::map<int, Tracked> tracked_;
+    std::set<int> dirty_;
+};
+
+}  // namespace nictune::service

@@ -1,0 +1,418 @@
+#include "watch/config.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <utility>
+
+#include "util/strings.hpp"
+
+namespace nictune {
+namespace fs = std::filesystem;
+
+namespace {
+
+SourceLoc loc_of(const toml::source_region& r, const std::string& file) {
+    return SourceLoc{file, r.begin.line, r.begin.column};
+}
+
+std::unexpected<Error> invalid(const SourceLoc& loc, std::string message) {
+    return fail(Errc::InvalidProfile, loc.str(), std::move(message));
+}
+
+const char* type_name(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::table:
+            return "a table";
+        case toml::node_type::array:
+            return "an array";
+        case toml::node_type::string:
+            return "a string";
+        case toml::node_type::integer:
+            return "an integer";
+        case toml::node_type::floating_point:
+            return "a float";
+        case toml::node_type::boolean:
+            return "a boolean";
+        case toml::node_type::date:
+            return "a date";
+        case toml::node_type::time:
+            return "a time";
+        case toml::node_type::date_time:
+            return "a date-time";
+        default:
+            return "nothing";
+    }
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& options) {
+    if (auto best = closest_match(word, options)) return "; did you mean '" + *best + "'?";
+    return {};
+}
+
+using Entry = std::pair<const toml::key*, const toml::node*>;
+
+// toml++ iterates a table in key order; errors must name the first problem
+// in the file, so visit keys in the order they were written.
+std::vector<Entry> in_file_order(const toml::table& t) {
+    std::vector<Entry> out;
+    for (auto&& [k, v] : t)
+        out.emplace_back(&k, &v);
+    std::stable_sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+        const auto& pa = a.first->source().begin;
+        const auto& pb = b.first->source().begin;
+        return std::pair(pa.line, pa.column) < std::pair(pb.line, pb.column);
+    });
+    return out;
+}
+
+Result<std::string> string_value(const toml::node& n, const SourceLoc& loc, std::string_view what) {
+    if (auto s = n.as_string()) return s->get();
+    return invalid(loc, std::string(what) + ": expected a string, got " + type_name(n));
+}
+
+Result<std::string> absolute_path(const toml::node& n, const SourceLoc& loc,
+                                  std::string_view what) {
+    auto s = string_value(n, loc, what);
+    if (!s) return s;
+    if (!s->starts_with('/'))
+        return invalid(loc, std::string(what) + ": " + quote(*s) + " is not an absolute path");
+    return s;
+}
+
+bool all_hex(std::string_view s) {
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// "aa:bb:cc:dd:ee:ff", any case.
+bool is_mac(std::string_view s) {
+    if (s.size() != 17) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i % 3 == 2 ? s[i] != ':' : !std::isxdigit(static_cast<unsigned char>(s[i])))
+            return false;
+    }
+    return true;
+}
+
+// "bb:dd.f": bus, device (0..1f), function (0..7).
+bool is_pci_bdf(std::string_view s) {
+    if (s.size() != 7 || s[2] != ':' || s[5] != '.') return false;
+    if (!all_hex(s.substr(0, 2)) || !all_hex(s.substr(3, 2))) return false;
+    if (s[3] > '1') return false;
+    return s[6] >= '0' && s[6] <= '7';
+}
+
+// "dddd:bb:dd.f", any case.
+bool is_pci_address(std::string_view s) {
+    return s.size() == 12 && all_hex(s.substr(0, 4)) && s[4] == ':' && is_pci_bdf(s.substr(5));
+}
+
+bool same_ci(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && to_lower(a) == to_lower(b);
+}
+
+// One parser per [[bind]] key; the table also gives the did-you-mean names.
+using BindParser = Result<void> (*)(const toml::node&, const SourceLoc&, Binding&);
+
+Result<void> bind_profile(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = string_value(v, loc, "bind.profile");
+    if (!s) return std::unexpected(s.error());
+    if (auto ok = profile::validate_name(*s); !ok) return invalid(loc, ok.error().message);
+    b.profile = *s;
+    b.profile_loc = loc;
+    return {};
+}
+
+Result<void> bind_enforce(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto flag = v.as_boolean();
+    if (!flag)
+        return invalid(loc,
+                       std::string("bind.enforce: expected true or false, got ") + type_name(v));
+    b.enforce = flag->get();
+    return {};
+}
+
+Result<void> bind_interface(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = string_value(v, loc, "bind.interface");
+    if (!s) return std::unexpected(s.error());
+    if (!valid_ifname(*s))
+        return invalid(loc, "bind.interface: " + quote(*s) +
+                                " is not an interface name or glob (1 to 15 characters, no '/', "
+                                "':' or whitespace)");
+    b.interface = *s;
+    return {};
+}
+
+Result<void> bind_mac(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = string_value(v, loc, "bind.mac");
+    if (!s) return std::unexpected(s.error());
+    if (!is_mac(*s))
+        return invalid(loc, "bind.mac: " + quote(*s) +
+                                " is not a MAC address (expected six hex pairs like "
+                                "90:e2:ba:00:00:01)");
+    b.mac = to_lower(*s);
+    return {};
+}
+
+Result<void> bind_pci(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = string_value(v, loc, "bind.pci");
+    if (!s) return std::unexpected(s.error());
+    if (!is_pci_address(*s)) {
+        // lspci prints addresses without the domain by default.
+        std::string hint = is_pci_bdf(*s) ? "; did you mean '0000:" + to_lower(*s) + "'?" : "";
+        return invalid(loc, "bind.pci: " + quote(*s) +
+                                " is not a PCI address (expected domain:bus:device.function like "
+                                "0000:03:00.0)" +
+                                hint);
+    }
+    b.pci = to_lower(*s);
+    return {};
+}
+
+Result<void> bind_driver(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = string_value(v, loc, "bind.driver");
+    if (!s) return std::unexpected(s.error());
+    if (s->empty()) return invalid(loc, "bind.driver: must not be empty");
+    if (s->find('/') != std::string::npos)
+        return invalid(loc, "bind.driver: " + quote(*s) + " is not a driver name (contains '/')");
+    b.driver = *s;
+    return {};
+}
+
+struct BindKey {
+    std::string_view name;
+    BindParser parse;
+};
+
+constexpr BindKey kBindKeys[] = {
+    {"profile", bind_profile}, {"enforce", bind_enforce}, {"interface", bind_interface},
+    {"mac", bind_mac},         {"pci", bind_pci},         {"driver", bind_driver},
+};
+
+using DaemonParser = Result<void> (*)(const toml::node&, const SourceLoc&, const std::string& file,
+                                      DaemonConfig&);
+
+Result<void> daemon_profiles_dirs(const toml::node& v, const SourceLoc& loc,
+                                  const std::string& file, DaemonConfig& cfg) {
+    constexpr std::string_view what = "daemon.profiles_dirs";
+    std::vector<std::string> dirs;
+    if (auto arr = v.as_array()) {
+        for (const auto& el : *arr) {
+            const SourceLoc eloc = loc_of(el.source(), file);
+            if (!el.is_string())
+                return invalid(eloc, std::string(what) + ": expected strings in the array, got " +
+                                         type_name(el));
+            auto p = absolute_path(el, eloc, what);
+            if (!p) return std::unexpected(p.error());
+            dirs.push_back(std::move(*p));
+        }
+    } else if (v.is_string()) {
+        auto p = absolute_path(v, loc, what);
+        if (!p) return std::unexpected(p.error());
+        dirs.push_back(std::move(*p));
+    } else {
+        return invalid(loc, std::string(what) + ": expected a string or an array of strings, got " +
+                                type_name(v));
+    }
+    cfg.profiles_dirs = std::move(dirs);
+    return {};
+}
+
+Result<void> daemon_state_dir(const toml::node& v, const SourceLoc& loc, const std::string&,
+                              DaemonConfig& cfg) {
+    auto p = absolute_path(v, loc, "daemon.state_dir");
+    if (!p) return std::unexpected(p.error());
+    cfg.state_dir = std::move(*p);
+    return {};
+}
+
+struct DaemonKey {
+    std::string_view name;
+    DaemonParser parse;
+};
+
+constexpr DaemonKey kDaemonKeys[] = {
+    {"profiles_dirs", daemon_profiles_dirs},
+    {"state_dir", daemon_state_dir},
+};
+
+constexpr std::string_view kSections[] = {"daemon", "bind"};
+
+template <class Table>
+std::vector<std::string_view> names_of(const Table& table) {
+    std::vector<std::string_view> out;
+    for (const auto& k : table)
+        out.push_back(k.name);
+    return out;
+}
+
+template <class T, std::size_t N>
+const T* find_key(const T (&table)[N], std::string_view name) {
+    auto it = std::find_if(std::begin(table), std::end(table),
+                           [&](const T& k) { return k.name == name; });
+    return it == std::end(table) ? nullptr : &*it;
+}
+
+Result<void> parse_daemon(const toml::table& t, const std::string& file, DaemonConfig& cfg) {
+    for (const auto& [k, v] : in_file_order(t)) {
+        const std::string key(k->str());
+        const auto* dk = find_key(kDaemonKeys, key);
+        if (!dk)
+            return invalid(loc_of(k->source(), file), "unknown key " + quote(key) + " in [daemon]" +
+                                                          did_you_mean(key, names_of(kDaemonKeys)));
+        if (auto r = dk->parse(*v, loc_of(v->source(), file), file, cfg); !r) return r;
+    }
+    return {};
+}
+
+Result<Binding> parse_binding(const toml::table& t, const std::string& file) {
+    Binding b;
+    b.loc = loc_of(t.source(), file);
+    for (const auto& [k, v] : in_file_order(t)) {
+        const std::string key(k->str());
+        const auto* bk = find_key(kBindKeys, key);
+        if (!bk)
+            return invalid(loc_of(k->source(), file), "unknown key " + quote(key) + " in [[bind]]" +
+                                                          did_you_mean(key, names_of(kBindKeys)));
+        if (auto r = bk->parse(*v, loc_of(v->source(), file), b); !r)
+            return std::unexpected(r.error());
+    }
+    if (b.profile.empty()) return invalid(b.loc, "[[bind]] has no profile");
+    if (!b.interface && !b.mac && !b.pci && !b.driver)
+        return invalid(b.loc, "[[bind]] for profile " + quote(b.profile) +
+                                  " needs at least one of interface, mac, pci or driver to match");
+    return b;
+}
+
+Result<void> parse_bindings(const toml::node& v, const SourceLoc& vloc, const std::string& file,
+                            DaemonConfig& cfg) {
+    if (v.is_table())
+        return invalid(vloc,
+                       "bindings are written [[bind]] (one array entry per binding), not [bind]");
+    auto arr = v.as_array();
+    if (!arr)
+        return invalid(
+            vloc, std::string("'bind' must be an array of tables ([[bind]]), not ") + type_name(v));
+    for (const auto& el : *arr) {
+        auto t = el.as_table();
+        if (!t)
+            return invalid(loc_of(el.source(), file),
+                           std::string("bind: expected tables in the array, got ") + type_name(el));
+        auto b = parse_binding(*t, file);
+        if (!b) return std::unexpected(b.error());
+        cfg.bindings.push_back(std::move(*b));
+    }
+    return {};
+}
+
+}  // namespace
+
+bool Binding::matches(const Identity& id) const {
+    // A binding that names nothing must not silently claim every NIC
+    // (parse_config never produces one; hand-built ones could).
+    if (!interface && !mac && !pci && !driver) return false;
+    if (interface && !glob_match(*interface, id.name)) return false;
+    if (mac && !same_ci(*mac, id.mac) && !(id.perm_mac && same_ci(*mac, *id.perm_mac)))
+        return false;
+    if (pci && !(id.pci_slot && same_ci(*pci, *id.pci_slot)) &&
+        !(id.bus_info && same_ci(*pci, *id.bus_info)))
+        return false;
+    if (driver && id.driver != *driver) return false;
+    return true;
+}
+
+std::string Binding::describe() const {
+    std::vector<std::string> parts;
+    if (interface) parts.push_back("interface " + *interface);
+    if (mac) parts.push_back("mac " + *mac);
+    if (pci) parts.push_back("pci " + *pci);
+    if (driver) parts.push_back("driver " + *driver);
+    std::string out = join(parts, " ") + " -> " + profile;
+    if (enforce) out += " (enforce)";
+    return out;
+}
+
+const Binding* DaemonConfig::binding_for(const Identity& id) const {
+    auto it = std::find_if(bindings.begin(), bindings.end(),
+                           [&](const Binding& b) { return b.matches(id); });
+    return it == bindings.end() ? nullptr : &*it;
+}
+
+Result<DaemonConfig> parse_config(std::string_view text, const std::string& file) {
+    if (auto nul = text.find('\0'); nul != std::string_view::npos) {
+        // toml++ would stop at the NUL; say what the file is instead.
+        const auto before = text.substr(0, nul);
+        const auto line = std::count(before.begin(), before.end(), '\n') + 1;
+        const auto line_start = before.rfind('\n');
+        const auto column = line_start == std::string_view::npos ? nul + 1 : nul - line_start;
+        return invalid(SourceLoc{file, static_cast<uint32_t>(line), static_cast<uint32_t>(column)},
+                       "file contains a NUL byte: not a text configuration file");
+    }
+    toml::table root;
+    try {
+        root = toml::parse(text, std::string_view(file));
+    } catch (const toml::parse_error& e) {
+        return invalid(loc_of(e.source(), file), std::string(e.description()));
+    }
+
+    DaemonConfig cfg;
+    cfg.file = file;
+    for (const auto& [k, v] : in_file_order(root)) {
+        const std::string name(k->str());
+        const SourceLoc kloc = loc_of(k->source(), file);
+        const SourceLoc vloc = loc_of(v->source(), file);
+        if (name == "daemon") {
+            auto t = v->as_table();
+            if (!t)
+                return invalid(vloc, std::string("'daemon' must be a section ([daemon]), not ") +
+                                         type_name(*v));
+            if (auto r = parse_daemon(*t, file, cfg); !r) return std::unexpected(r.error());
+        } else if (name == "bind") {
+            if (auto r = parse_bindings(*v, vloc, file, cfg); !r) return std::unexpected(r.error());
+        } else {
+            const std::vector<std::string_view> sections(std::begin(kSections),
+                                                         std::end(kSections));
+            std::string what = "key " + quote(name);
+            if (v->is_table())
+                what = "section [" + name + "]";
+            else if (v->is_array_of_tables())
+                what = "section [[" + name + "]]";
+            return invalid(kloc, "unknown " + what + did_you_mean(name, sections));
+        }
+    }
+    return cfg;
+}
+
+Result<DaemonConfig> load_config(const fs::path& path, bool require_root_owned) {
+    auto text = profile::read_trusted_file(path, require_root_owned);
+    if (!text) {
+        if (text.error().sys_errno != ENOENT) return std::unexpected(text.error());
+        // A symlink whose target is gone is a broken installation, not an
+        // absent configuration.
+        std::error_code ec;
+        if (fs::is_symlink(fs::symlink_status(path, ec)))
+            return fail(Errc::InvalidProfile, path.string(), "symbolic link to a missing file");
+        DaemonConfig empty;
+        empty.file = path;
+        return empty;
+    }
+    return parse_config(*text, path.string());
+}
+
+Result<void> validate_bindings(const DaemonConfig& cfg, const profile::Store& store) {
+    for (const auto& b : cfg.bindings) {
+        auto p = store.load(b.profile);
+        if (p) continue;
+        Error e = p.error();
+        e.context = b.profile_loc.str();
+        e.message = "profile " + quote(b.profile) + ": " + p.error().str();
+        e.kernel_message.clear();
+        return std::unexpected(std::move(e));
+    }
+    return {};
+}
+
+}  // namespace nictune

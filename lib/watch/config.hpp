@@ -1,0 +1,68 @@
+// nictuned's configuration, /etc/nictune/nictune.toml: which profile goes on
+// which NIC. Every error is "file:line:column: message"; a daemon that gets
+// a bad file on reload keeps its previous configuration.
+//
+//   [daemon]                      # optional
+//   profiles_dirs = ["/srv/nictune/profiles"]   # searched before /etc and the shipped ones
+//   state_dir = "/run/nictune"
+//
+//   [[bind]]
+//   profile = "x520-lowlatency"
+//   enforce = true                # re-apply when a bound setting drifts (default false)
+//   interface = "p4p*"            # name or glob      } one or more of these;
+//   mac = "90:e2:ba:00:00:01"     # current or permanent MAC } all given keys
+//   pci = "0000:03:00.0"          # PCI address       } must match
+//   driver = "ixgbe"              # kernel driver     }
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/nic_state.hpp"
+#include "profile/loader.hpp"
+#include "profile/profile.hpp"
+#include "util/error.hpp"
+
+namespace nictune {
+
+struct Binding {
+    std::string profile;
+    bool enforce = false;
+    std::optional<std::string> interface;  // name or glob
+    std::optional<std::string> mac;        // lower-case aa:bb:cc:dd:ee:ff
+    std::optional<std::string> pci;        // lower-case 0000:03:00.0
+    std::optional<std::string> driver;
+    SourceLoc loc;          // the [[bind]] table
+    SourceLoc profile_loc;  // the profile value
+
+    // All given keys match (mac matches the current or the permanent address;
+    // pci matches the PCI slot or the bus-info).
+    [[nodiscard]] bool matches(const Identity& id) const;
+    // "interface p4p* driver ixgbe -> x520-lowlatency (enforce)"
+    [[nodiscard]] std::string describe() const;
+};
+
+struct DaemonConfig {
+    std::filesystem::path file;  // where it came from (empty: defaults)
+    std::vector<std::string> profiles_dirs;
+    std::optional<std::string> state_dir;
+    std::vector<Binding> bindings;
+
+    // The first binding that matches, or nullptr.
+    [[nodiscard]] const Binding* binding_for(const Identity& id) const;
+};
+
+Result<DaemonConfig> parse_config(std::string_view text, const std::string& file);
+
+// Reads and parses the file (trusted-file rules of the profile loader when
+// require_root_owned). A missing file is an empty configuration.
+Result<DaemonConfig> load_config(const std::filesystem::path& path, bool require_root_owned);
+
+// Every bound profile exists and loads; errors point at the binding's
+// profile value ("nictune.toml:4:11: profile 'x' ...").
+Result<void> validate_bindings(const DaemonConfig& cfg, const profile::Store& store);
+
+}  // namespace nictune

@@ -1,0 +1,206 @@
+#include "service/watcher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fakes/fake_backend.hpp"
+#include "fakes/states.hpp"
+#include "profile/loader.hpp"
+
+namespace nictune::service {
+namespace {
+namespace fs = std::filesystem;
+
+Profile profile_of(const std::string& name, const std::string& text) {
+    auto p = profile::parse(text, name + ".toml");
+    EXPECT_TRUE(p) << p.error().str();
+    p->name = name;
+    return *p;
+}
+
+struct Event {
+    std::string kind, iface, detail;
+};
+
+class WatcherTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/nictune-watch-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        be.nics = {test::ixgbe_port("p4p1"), test::veth("v0")};
+        manager = std::make_unique<Manager>(be, profile::Store(profile::StoreOptions()),
+                                            StateStore(dir_), FactsBook::builtin());
+        WatcherEvents ev;
+        ev.applied = [&](const std::string&, const std::string& iface, const std::string&,
+                         const std::string& result, const std::string& reason) {
+            events.push_back({"applied", iface, result + "/" + reason});
+        };
+        ev.drift = [&](const std::string& iface, const std::string& key, const std::string&,
+                       const std::string& actual, bool enforced) {
+            events.push_back({"drift", iface, key + "=" + actual + (enforced ? " enforced" : "")});
+        };
+        watcher = std::make_unique<Watcher>(*manager, ev);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    void bind(const std::string& glob, bool enforce,
+              const std::string& text = "[link]\nmtu = 9000\n") {
+        DaemonConfig cfg;
+        Binding b;
+        b.profile = "jumbo";
+        b.interface = glob;
+        b.enforce = enforce;
+        cfg.bindings.push_back(b);
+        watcher->set_config(cfg, {{"jumbo", profile_of("jumbo", text)}});
+    }
+    std::optional<uint64_t> mtu(const std::string& name) {
+        auto* n = be.nic(name);
+        return n ? n->values.get(Key::LinkMtu) : std::nullopt;
+    }
+
+    fs::path dir_;
+    test::FakeBackend be;
+    std::unique_ptr<Manager> manager;
+    std::unique_ptr<Watcher> watcher;
+    std::vector<Event> events;
+};
+
+TEST_F(WatcherTest, AppliesBindingsToPresentInterfacesAtStart) {
+    bind("p4p*", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("p4p1"), 9000U);
+    EXPECT_EQ(mtu("v0"), 1500U) << "v0 is not bound";
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].iface, "p4p1");
+    EXPECT_EQ(events[0].detail, "applied/boot");
+}
+
+TEST_F(WatcherTest, AppliesToAMatchingInterfaceThatAppearsLater) {
+    bind("p5*", false);
+    watcher->apply_all("boot");
+    EXPECT_TRUE(events.empty());
+    auto st = test::ixgbe_port("p5p1");
+    st.id.ifindex = 20;
+    be.nics.push_back(st);
+    watcher->link_event(20, "p5p1", false);
+    EXPECT_EQ(mtu("p5p1"), 9000U);
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].detail, "applied/hotplug");
+}
+
+TEST_F(WatcherTest, TracksARenamedInterfaceByIfindex) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    be.nic("p4p1")->id.name = "eth9";
+    watcher->link_event(4, "eth9", false);
+    watcher->process();
+    EXPECT_EQ(watcher->tracked().at(4).name, "eth9");
+    EXPECT_EQ(watcher->tracked().at(4).profile, "jumbo");
+    // The saved originals moved with the device.
+    EXPECT_TRUE(*manager->state().load_interface("eth9"));
+    EXPECT_FALSE(*manager->state().load_interface("p4p1"));
+    // Drift on the new name is still seen and repaired.
+    be.nic("eth9")->values.set(Key::LinkMtu, 1500);
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(mtu("eth9"), 9000U);
+}
+
+TEST_F(WatcherTest, ReappliesAfterADriverReload) {
+    bind("p4p*", false);
+    watcher->apply_all("boot");
+    // The driver goes away and comes back with defaults and a new ifindex.
+    watcher->link_event(4, "p4p1", true);
+    be.nics[0] = test::ixgbe_port("p4p1");
+    be.nics[0].id.ifindex = 31;
+    watcher->link_event(31, "p4p1", false);
+    EXPECT_EQ(mtu("p4p1"), 9000U);
+    EXPECT_EQ(events.back().detail, "applied/hotplug");
+}
+
+TEST_F(WatcherTest, ReportsDriftWithoutEnforcing) {
+    bind("p4p*", false);
+    watcher->apply_all("boot");
+    be.nic("p4p1")->values.set(Key::LinkMtu, 1500);
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(mtu("p4p1"), 1500U);
+    ASSERT_EQ(events.back().kind, "drift");
+    EXPECT_EQ(events.back().detail, "link.mtu=1500");
+    EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"link.mtu"});
+}
+
+TEST_F(WatcherTest, EnforcesDriftBackToTheProfile) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    be.nic("p4p1")->values.set(Key::LinkMtu, 1500);
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(mtu("p4p1"), 9000U);
+    EXPECT_EQ(events[events.size() - 2].detail, "link.mtu=1500 enforced");
+    EXPECT_EQ(events.back().detail, "applied/drift");
+}
+
+TEST_F(WatcherTest, OwnChangesAreNotDrift) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    const auto calls = be.calls.size();
+    // The notifications nictune's own apply caused arrive afterwards.
+    watcher->device_changed(4);
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(be.calls.size(), calls);
+    EXPECT_EQ(events.size(), 1U);
+}
+
+TEST_F(WatcherTest, AValueTheDriverAdjustedIsTheBaseline) {
+    bind("p4p*", true, "[rings]\nrx = 1000\n");
+    be.adjust(Key::RingsRx, [](uint64_t v) { return (v + 511) / 512 * 512; });
+    watcher->apply_all("boot");
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 1024U);
+    const auto calls = be.calls.size();
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(be.calls.size(), calls) << "no enforcement loop on an adjusted value";
+}
+
+TEST_F(WatcherTest, SuspendsEnforcementWhenSomethingKeepsFighting) {
+    bind("p4p*", true);
+    auto t = std::chrono::steady_clock::now();
+    watcher->now = [&] { return t; };
+    watcher->apply_all("boot");
+    for (std::size_t i = 0; i < Watcher::kMaxEnforcementsPerMinute + 2; ++i) {
+        be.nic("p4p1")->values.set(Key::LinkMtu, 1500);
+        watcher->device_changed(4);
+        watcher->process();
+        t += std::chrono::seconds(1);
+    }
+    EXPECT_TRUE(watcher->tracked().at(4).enforcement_suspended);
+    EXPECT_EQ(mtu("p4p1"), 1500U) << "after the limit, nictune stops fighting";
+}
+
+TEST_F(WatcherTest, ResyncPicksUpInterfacesItMissed) {
+    bind("p5*", false);
+    watcher->apply_all("boot");
+    auto st = test::ixgbe_port("p5p9");
+    st.id.ifindex = 40;
+    be.nics.push_back(st);
+    // The RTM_NEWLINK for p5p9 was lost (ENOBUFS).
+    watcher->resync();
+    EXPECT_EQ(mtu("p5p9"), 9000U);
+}
+
+TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    be.nics.erase(be.nics.begin());
+    watcher->device_changed(4);
+    watcher->process();  // the re-read fails: no crash, no apply
+    watcher->link_event(4, "p4p1", true);
+    EXPECT_FALSE(watcher->tracked().contains(4));
+}
+
+}  // namespace
+}  // namespace nictune::service
