@@ -1,5 +1,9 @@
 #include "engine/manager.hpp"
 
+#include <signal.h>
+
+#include <cstdlib>
+
 namespace nictune {
 
 Manager::Manager(Backend& backend, profile::Store store, StateStore state, FactsBook facts)
@@ -45,11 +49,30 @@ Result<Plan> Manager::plan(const ApplyRequest& req) {
     return plan(*profile, req);
 }
 
+namespace {
+
+// Test-only pause point: NICTUNE_TEST_PAUSE_AT_CHANGE=N stops the process
+// (SIGSTOP) just before the N-th SET of a transaction, so that crash tests
+// can kill it at a known step.
+int test_pause_at() {
+    static const int n = [] {
+        const char* v = std::getenv("NICTUNE_TEST_PAUSE_AT_CHANGE");
+        return v ? std::atoi(v) : 0;
+    }();
+    return n;
+}
+
+}  // namespace
+
 Result<ApplyResult> Manager::apply(const Profile& profile, const ApplyRequest& req,
                                    const ApplyOptions& hooks) {
     auto p = plan(profile, req);
     if (!p) return std::unexpected(p.error());
     ApplyOptions opts = hooks;
+    if (!opts.before_change && test_pause_at() > 0)
+        opts.before_change = [](int change) {
+            if (change == test_pause_at()) raise(SIGSTOP);
+        };
     opts.dry_run = req.dry_run;
     opts.keep_going = req.keep_going;
     return apply_plan(backend_, state_, *p, opts);
@@ -63,6 +86,24 @@ Result<ApplyResult> Manager::apply(const ApplyRequest& req, const ApplyOptions& 
 
 RollbackResult Manager::rollback(const std::string& interface) {
     return rollback_interface(backend_, state_, interface);
+}
+
+std::vector<RollbackResult> Manager::recover() {
+    std::vector<RollbackResult> out;
+    std::vector<Error> errors;
+    for (const auto& rec : state_.list(&errors)) {
+        if (rec.status != TxStatus::Applying) continue;
+        auto r = rollback_interface(backend_, state_, rec.name);
+        r.profile = rec.profile;
+        out.push_back(std::move(r));
+    }
+    for (auto& e : errors) {
+        RollbackResult r;
+        r.result = TxResult::Refused;
+        r.error = std::move(e);
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 }  // namespace nictune

@@ -41,6 +41,10 @@ class Manager {
     Result<ApplyResult> apply(const Profile& profile, const ApplyRequest& req,
                               const ApplyOptions& hooks = {});
     RollbackResult rollback(const std::string& interface);
+    // Transactions a crash left unfinished ("applying" in the state
+    // directory): their originals are restored. Corrupt state files are
+    // reported (result Refused with the error) and left alone.
+    std::vector<RollbackResult> recover();
 
     [[nodiscard]] const profile::Store& profiles() const { return store_; }
     [[nodiscard]] StateStore& state() { return state_; }

@@ -191,6 +191,22 @@ int run_daemon(const DaemonOptions& opts) {
         return 1;
     }
 
+    // A transaction that was running when nictuned (or nictunectl --direct)
+    // died: put the originals back before anything else.
+    for (const auto& r : manager.recover()) {
+        if (r.error && r.interface.empty()) {
+            log(Level::Error, "state directory: " + r.error->str() + "; left alone");
+            continue;
+        }
+        const bool ok = r.result == TxResult::RolledBack;
+        log(ok ? Level::Warning : Level::Error,
+            std::string("unfinished transaction found: ") +
+                (ok ? "original settings restored" : "restoring the original settings failed") +
+                (r.error ? ": " + r.error->str() : std::string()),
+            {r.interface, r.profile, "", ""});
+        ev.applied("", r.interface, r.profile, ok ? "recovered" : "recovery_failed", "crash");
+    }
+
     // Bind and apply at start.
     if (auto loaded = load_everything(opts, manager.profiles())) {
         watcher.set_config(std::move(loaded->cfg), std::move(loaded->profiles));

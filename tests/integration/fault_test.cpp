@@ -1,0 +1,177 @@
+// Faults: a process killed in the middle of a transaction (stopped at a
+// known step by the test-only pause point NICTUNE_TEST_PAUSE_AT_CHANGE, then
+// SIGKILLed) must not leave a card half-tuned: nictuned restores the
+// originals when it starts again, and `nictunectl --direct rollback` can.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "support/dbus.hpp"
+#include "support/netns.hpp"
+#include "support/oracles.hpp"
+
+namespace nictune::test {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const std::string kCtl = NICTUNECTL_PATH;
+const std::string kDaemon = NICTUNED_PATH;
+
+template <class F>
+bool eventually(F&& pred, std::chrono::milliseconds limit = 8000ms) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(50ms);
+    }
+    return pred();
+}
+
+// State 'T' in /proc/PID/stat: the process stopped itself at the pause point.
+bool stopped(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+}
+
+class FaultTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ns_ = TestNetns::create(&why_);
+        if (!ns_) GTEST_SKIP() << why_;
+        ASSERT_EQ(ns_->exec("ip link add name ft0 type veth peer name ft1 && ip link set ft0 up && "
+                            "ip link set ft1 up")
+                      .status,
+                  0);
+        char tmpl[] = "/tmp/nictune-fault-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        chmod(tmpl, 0755);
+        fs::create_directory(dir_ / "profiles");
+        chmod((dir_ / "profiles").c_str(), 0755);
+        std::ofstream(dir_ / "profiles" / "lab.toml")
+            << "[channels]\nrx = 2\n[link]\nmtu = 9014\ntxqueuelen = 4000\n[features]\ngro = "
+               "true\ntso = false\n";
+        chmod((dir_ / "profiles" / "lab.toml").c_str(), 0644);
+        std::ofstream(dir_ / "nictune.toml") << "";
+    }
+    void TearDown() override {
+        if (!dir_.empty()) fs::remove_all(dir_);
+    }
+    std::string snapshot() {
+        return ns_->exec("ip -d link show ft0; ethtool -k ft0; ethtool -l ft0").out;
+    }
+    std::unique_ptr<Child> daemon(const PrivateBus& bus, std::vector<std::string> env) {
+        Child::Options o;
+        o.env = std::move(env);
+        o.stderr_log = dir_ / "nictuned.log";
+        std::string why;
+        auto d = Child::start(
+            {"ip", "netns", "exec", ns_->name(), kDaemon, "--bus-address", bus.address(),
+             "--config", (dir_ / "nictune.toml").string(), "--profiles-dir",
+             (dir_ / "profiles").string(), "--state-dir", (dir_ / "state").string()},
+            o, &why);
+        EXPECT_TRUE(d) << why;
+        EXPECT_TRUE(eventually([&] {
+            return ns_->exec_argv({kCtl, "--bus-address", bus.address(), "status"}).status == 0;
+        }));
+        return d;
+    }
+    std::string log() {
+        std::ifstream in(dir_ / "nictuned.log");
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+
+    std::string why_;
+    std::unique_ptr<TestNetns> ns_;
+    fs::path dir_;
+};
+
+TEST_F(FaultTest, ADaemonKilledMidTransactionRestoresTheOriginalsWhenItStarts) {
+    std::string why;
+    auto bus = PrivateBus::start(NICTUNE_TEST_BUS_CONF, &why);
+    ASSERT_TRUE(bus) << why;
+    const std::string before = snapshot();
+    for (int step : {2, 3}) {
+        SCOPED_TRACE("killed before change " + std::to_string(step));
+        auto d = daemon(*bus, {"NICTUNE_TEST_PAUSE_AT_CHANGE=" + std::to_string(step)});
+        ASSERT_TRUE(d);
+        Child::Options o;
+        auto client = Child::start({"ip", "netns", "exec", ns_->name(), kCtl, "--bus-address",
+                                    bus->address(), "apply", "lab", "ft0"},
+                                   o, &why);
+        ASSERT_TRUE(client) << why;
+        ASSERT_TRUE(eventually([&] { return stopped(d->pid()); })) << log();
+        EXPECT_NE(snapshot(), before) << "earlier steps were applied before the pause";
+        d->kill_hard();
+        EXPECT_EQ(client->wait(30000ms), 5) << "the caller learns the daemon went away";
+        auto rec = ns_->exec("cat " + (dir_ / "state/interfaces/ft0.json").string());
+        EXPECT_NE(rec.out.find("\"applying\""), std::string::npos) << rec.out;
+
+        auto again = daemon(*bus, {});
+        ASSERT_TRUE(again);
+        EXPECT_TRUE(eventually([&] { return snapshot() == before; })) << log();
+        EXPECT_NE(log().find("unfinished transaction found: original settings restored"),
+                  std::string::npos)
+            << log();
+        EXPECT_FALSE(fs::exists(dir_ / "state/interfaces/ft0.json"));
+        again->stop();
+    }
+}
+
+TEST_F(FaultTest, ADirectApplyKilledMidTransactionCanBeRolledBack) {
+    const std::string before = snapshot();
+    Child::Options o;
+    o.env = {"NICTUNE_TEST_PAUSE_AT_CHANGE=3"};
+    std::string why;
+    auto ctl = Child::start(
+        {"ip", "netns", "exec", ns_->name(), kCtl, "--profiles-dir", (dir_ / "profiles").string(),
+         "--state-dir", (dir_ / "state").string(), "--direct", "apply", "lab", "ft0"},
+        o, &why);
+    ASSERT_TRUE(ctl) << why;
+    ASSERT_TRUE(eventually([&] { return stopped(ctl->pid()); }));
+    ctl->kill_hard();
+    EXPECT_NE(snapshot(), before);
+    auto rb = ns_->exec_argv({kCtl, "--profiles-dir", (dir_ / "profiles").string(), "--state-dir",
+                              (dir_ / "state").string(), "--direct", "rollback", "ft0"});
+    EXPECT_EQ(rb.status, 0) << rb.out << rb.err;
+    EXPECT_EQ(snapshot(), before);
+}
+
+TEST_F(FaultTest, ACorruptStateFileIsReportedAndChangesNothing) {
+    fs::create_directories(dir_ / "state/interfaces");
+    std::ofstream(dir_ / "state/interfaces/ft0.json")
+        << "{\"version\": 1, \"name\": \"ft0\", \"orig";
+    const std::string before = snapshot();
+    auto r = ns_->exec_argv({kCtl, "--profiles-dir", (dir_ / "profiles").string(), "--state-dir",
+                             (dir_ / "state").string(), "--direct", "apply", "lab", "ft0"});
+    EXPECT_EQ(r.status, 5) << r.out << r.err;
+    EXPECT_NE(r.out.find("state/interfaces/ft0.json"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nothing was changed"), std::string::npos) << r.out;
+    EXPECT_EQ(snapshot(), before);
+    auto rb = ns_->exec_argv({kCtl, "--profiles-dir", (dir_ / "profiles").string(), "--state-dir",
+                              (dir_ / "state").string(), "--direct", "rollback", "ft0"});
+    EXPECT_EQ(rb.status, 5);
+    EXPECT_NE(rb.out.find("ft0.json"), std::string::npos) << rb.out;
+}
+
+TEST_F(FaultTest, AReadOnlyStateDirectoryChangesNothing) {
+    // A regular file where the state directory should be: no save can work.
+    std::ofstream(dir_ / "state") << "";
+    const std::string before = snapshot();
+    auto r = ns_->exec_argv({kCtl, "--profiles-dir", (dir_ / "profiles").string(), "--state-dir",
+                             (dir_ / "state").string(), "--direct", "apply", "lab", "ft0"});
+    EXPECT_EQ(r.status, 5) << r.out << r.err;
+    EXPECT_NE(r.out.find("nothing was changed"), std::string::npos) << r.out;
+    EXPECT_EQ(snapshot(), before);
+}
+
+}  // namespace
+}  // namespace nictune::test
