@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# run-vm-units.sh: installs the build tree into a DESTDIR tree with
+# --prefix /usr, as a package would, and runs tests/systemd/vm-units.sh in the
+# VM harness with systemd as PID 1 (tests/vm/README.md). ctest: units_vm
+# (labels vm, systemd-vm). Exits 77 (skip) when the harness cannot run here.
+# Environment: NICTUNE_SOURCE_DIR, NICTUNE_BINARY_DIR, NICTUNE_UNIT_PROBE.
+set -uo pipefail
+
+SRC=${NICTUNE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BIN=${NICTUNE_BINARY_DIR:-$SRC/build}
+PROBE=${NICTUNE_UNIT_PROBE:-$BIN/systemd/nictune_unit_probe}
+
+[[ $(id -u) == 0 ]] || { echo "SKIP: the VM harness needs root"; exit 77; }
+[[ -x $PROBE ]] || { echo "FAIL: no probe $PROBE (build nictune_unit_probe)"; exit 1; }
+
+root=$BIN/systemd/vm-root
+out=$BIN/systemd/vm-out
+rm -rf "$root" "$out"
+mkdir -p "$out"
+if ! log=$(DESTDIR=$root cmake --install "$BIN" --prefix /usr 2>&1); then
+  echo "FAIL: DESTDIR=$root cmake --install $BIN --prefix /usr"
+  echo "$log"
+  exit 1
+fi
+"$SRC/tests/vm/run-vm" --mode systemd --timeout 900 --quiet --out "$out" \
+  --install-dir "$root" --env "NICTUNE_UNIT_PROBE=$PROBE" \
+  --script "$SRC/tests/systemd/vm-units.sh"
+rc=$?
+[[ -f $out/units-vm.txt ]] && cat "$out/units-vm.txt"
+exit $rc
