@@ -153,6 +153,17 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
                          a.profile.empty() ? std::nullopt : std::optional(a.profile)};
         auto r = direct->manager->audit(req);
         if (!r) return report_error(r.error());
+        if (a.json) {
+            // The fast path: written in one pass, never held as a tree.
+            const std::string text = report::audit_json_text(*r);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fputc('\n', stdout);
+            uint64_t problems = 0;
+            for (const auto& i : r->interfaces)
+                for (const auto& f : i.findings)
+                    problems += f.severity >= Severity::Warn;
+            return problems > 0 ? kFindings : kOk;
+        }
         report = report::audit_json(*r);
     }
     if (int rc = print(report, a.json,

@@ -20,6 +20,14 @@ struct NicRef {
     std::string name;
 };
 
+// What read_system() reads: only what the caller needs (a plan for a
+// profile without [tuned] must not pay for a D-Bus round trip).
+struct SystemQuery {
+    std::vector<std::string> sysctls;
+    bool audit_defaults = false;  // plus the sysctls an audit shows
+    bool tuned = false;           // tuned's state
+};
+
 struct ReadRequest {
     // Interfaces to read, by name. Empty: every interface of the namespace
     // (only device-backed ones unless include_virtual).
@@ -35,8 +43,8 @@ class Backend {
     // missing) or all of them. Results follow ifindex order.
     virtual Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) = 0;
 
-    // tuned state and the named sysctls (plus the audit defaults).
-    virtual Result<SystemState> read_system(std::span<const std::string> extra_sysctls) = 0;
+    // tuned state and sysctls, as asked.
+    virtual Result<SystemState> read_system(const SystemQuery& query) = 0;
 
     // One SET of device keys of one section (Link: MTU/txqueuelen over
     // rtnetlink; Coalesce, Rings, Channels, Pause: one ethtool message).

@@ -265,13 +265,14 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
     return nics;
 }
 
-Result<SystemState> NetlinkBackend::read_system(std::span<const std::string> extra_sysctls) {
+Result<SystemState> NetlinkBackend::read_system(const SystemQuery& query) {
     SystemState sys;
-    sys.tuned = tuned::read_state(opts_.tuned);
+    if (query.tuned) sys.tuned = tuned::read_state(opts_.tuned);
     std::vector<std::string> names;
-    for (auto n : sysctl_audit_defaults())
-        names.emplace_back(n);
-    for (const auto& n : extra_sysctls)
+    if (query.audit_defaults)
+        for (auto n : sysctl_audit_defaults())
+            names.emplace_back(n);
+    for (const auto& n : query.sysctls)
         if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     for (const auto& n : names) {
         // Unreadable counts as absent: audit reports it, nothing depends on it.

@@ -40,7 +40,7 @@ class NetlinkBackend final : public Backend {
     static Result<std::unique_ptr<NetlinkBackend>> open(NetlinkBackendOptions opts = {});
 
     Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) override;
-    Result<SystemState> read_system(std::span<const std::string> extra_sysctls) override;
+    Result<SystemState> read_system(const SystemQuery& query) override;
     Result<void> set_device(const NicRef& nic, Section section,
                             std::span<const std::pair<Key, uint64_t>> values) override;
     Result<void> set_features(const NicRef& nic, uint32_t nbits,

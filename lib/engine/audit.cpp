@@ -129,26 +129,34 @@ void driver_findings(const NicState& state, const Profile* profile, const AuditC
         }
     }
 
-    // Coalescing meaning on drivers that express adaptive moderation through rx-usecs.
+    // What rx-usecs means on drivers that express adaptive moderation
+    // through it (no adaptive-rx switch): explained, and "off" warned about.
     if (auto usecs = state.values.get(Key::CoalRxUsecs);
         usecs && !state.values.has(Key::CoalAdaptiveRx)) {
         const DriverRule* rule = find_rule(*id.driver, Key::CoalAdaptiveRx, 1);
-        if (rule && rule->action == RuleAction::Rewrite && rule->to == Key::CoalRxUsecs) {
-            const bool profile_sets = profile && (profile->setting(Key::CoalRxUsecs) ||
-                                                  profile->setting(Key::CoalAdaptiveRx));
-            if (*usecs == rule->to_value) {
-                out.push_back(Finding{Severity::Info, "coalesce.rx_usecs", Scalar{}, *usecs,
-                                      "adaptive interrupt moderation: " + std::string(rule->why),
-                                      ""});
-            } else if (*usecs == 0 && !profile_sets) {
+        const bool profile_sets = profile && (profile->setting(Key::CoalRxUsecs) ||
+                                              profile->setting(Key::CoalAdaptiveRx));
+        const std::string* mode = facts ? facts->rx_usecs_mode(*usecs) : nullptr;
+        if (*usecs == 0 && rule && rule->action == RuleAction::Rewrite &&
+            rule->to == Key::CoalRxUsecs) {
+            if (!profile_sets) {
                 std::string note =
                     facts && !facts->coalesce_note.empty() ? " (" + facts->coalesce_note + ")" : "";
                 out.push_back(
                     Finding{Severity::Warn, "coalesce.rx_usecs", rule->to_value, *usecs,
                             "interrupt moderation is off: one interrupt per packet" + note,
-                            "a profile with [coalesce] adaptive_rx = true (rx_usecs 1 on " +
-                                *id.driver + ")"});
+                            "a profile with [coalesce] adaptive_rx = true (rx_usecs " +
+                                std::to_string(rule->to_value) + " on " + *id.driver + ")"});
             }
+        } else if (mode) {
+            out.push_back(Finding{Severity::Info, "coalesce.rx_usecs", Scalar{}, *usecs,
+                                  "rx-usecs " + std::to_string(*usecs) + " on " + *id.driver +
+                                      ": " + *mode + "; " + *id.driver +
+                                      " has no adaptive-rx switch",
+                                  ""});
+        } else if (rule && rule->action == RuleAction::Rewrite && *usecs == rule->to_value) {
+            out.push_back(Finding{Severity::Info, "coalesce.rx_usecs", Scalar{}, *usecs,
+                                  "adaptive interrupt moderation: " + std::string(rule->why), ""});
         }
     }
 }
@@ -326,7 +334,7 @@ Result<AuditReport> run_audit(Backend& backend, const profile::Store& store, con
                     sysctls.push_back(s.name);
         report.interfaces.push_back(std::move(a));
     }
-    auto sys = backend.read_system(sysctls);
+    auto sys = backend.read_system(SystemQuery{sysctls, true, true});
     if (!sys) return std::unexpected(sys.error());
     report.system = std::move(*sys);
 

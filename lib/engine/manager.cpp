@@ -32,15 +32,20 @@ Result<std::vector<NicState>> Manager::targets(const Profile& profile, const App
     return nics;
 }
 
-Result<Plan> Manager::plan(const Profile& profile, const ApplyRequest& req) {
-    auto nics = targets(profile, req);
-    if (!nics) return std::unexpected(nics.error());
+Result<Plan> Manager::plan_for(const Profile& profile, std::vector<NicState> nics,
+                               const ApplyRequest& req) {
     std::vector<std::string> sysctls;
     for (const auto& s : profile.sysctl)
         sysctls.push_back(s.name);
-    auto sys = backend_.read_system(sysctls);
+    auto sys = backend_.read_system(SystemQuery{sysctls, false, profile.tuned_profile.has_value()});
     if (!sys) return std::unexpected(sys.error());
-    return make_plan(profile, *nics, *sys, PlanOptions{req.force});
+    return make_plan(profile, nics, *sys, PlanOptions{req.force});
+}
+
+Result<Plan> Manager::plan(const Profile& profile, const ApplyRequest& req) {
+    auto nics = targets(profile, req);
+    if (!nics) return std::unexpected(nics.error());
+    return plan_for(profile, std::move(*nics), req);
 }
 
 Result<Plan> Manager::plan(const ApplyRequest& req) {
@@ -66,7 +71,14 @@ int test_pause_at() {
 
 Result<ApplyResult> Manager::apply(const Profile& profile, const ApplyRequest& req,
                                    const ApplyOptions& hooks) {
-    auto p = plan(profile, req);
+    auto nics = targets(profile, req);
+    if (!nics) return std::unexpected(nics.error());
+    return apply_to(profile, std::move(*nics), req, hooks);
+}
+
+Result<ApplyResult> Manager::apply_to(const Profile& profile, std::vector<NicState> nics,
+                                      const ApplyRequest& req, const ApplyOptions& hooks) {
+    auto p = plan_for(profile, std::move(nics), req);
     if (!p) return std::unexpected(p.error());
     ApplyOptions opts = hooks;
     if (!opts.before_change && test_pause_at() > 0)

@@ -40,6 +40,9 @@ class Manager {
     Result<Plan> plan(const Profile& profile, const ApplyRequest& req);
     Result<ApplyResult> apply(const Profile& profile, const ApplyRequest& req,
                               const ApplyOptions& hooks = {});
+    // The same on interfaces the caller has just read (no second read).
+    Result<ApplyResult> apply_to(const Profile& profile, std::vector<NicState> nics,
+                                 const ApplyRequest& req, const ApplyOptions& hooks = {});
     RollbackResult rollback(const std::string& interface);
     // Transactions a crash left unfinished ("applying" in the state
     // directory): their originals are restored. Corrupt state files are
@@ -53,6 +56,8 @@ class Manager {
 
   private:
     Result<std::vector<NicState>> targets(const Profile& profile, const ApplyRequest& req);
+    Result<Plan> plan_for(const Profile& profile, std::vector<NicState> nics,
+                          const ApplyRequest& req);
 
     Backend& backend_;
     profile::Store store_;

@@ -311,7 +311,7 @@ Result<void> sync_dir(const fs::path& dir, const fs::path& changed) {
 // file system), fsync, rename over the target, fsync the directory: a crash
 // or a failure leaves the old file or the new one, never a mix. The temporary
 // name starts with '.' and does not end in ".json", so list() never reads it.
-Result<void> write_atomically(const fs::path& target, std::string_view data) {
+Result<void> write_and_rename(const fs::path& target, std::string_view data) {
     const fs::path dir = target.parent_path();
     std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
     // mkostemp opens with O_CREAT|O_EXCL and mode 0600.
@@ -338,7 +338,12 @@ Result<void> write_atomically(const fs::path& target, std::string_view data) {
     fd = -1;
     if (rc != 0) return abandon(errno, "cannot write");
     if (::rename(tmp.c_str(), target.c_str()) != 0) return abandon(errno, "cannot replace");
-    return sync_dir(dir, target);
+    return {};
+}
+
+Result<void> write_atomically(const fs::path& target, std::string_view data) {
+    if (auto ok = write_and_rename(target, data); !ok) return ok;
+    return sync_dir(target.parent_path(), target);
 }
 
 Result<std::optional<InterfaceRecord>> load_interface_file(const fs::path& path,
@@ -473,6 +478,23 @@ Result<void> StateStore::save_interface(const InterfaceRecord& r) {
     if (auto ok = ensure_dir(dir_); !ok) return ok;
     if (auto ok = ensure_dir(dir); !ok) return ok;
     return write_atomically(path, *text);
+}
+
+Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> records) {
+    if (records.empty()) return {};
+    if (records.size() == 1) return save_interface(records.front());
+    const fs::path dir = dir_ / "interfaces";
+    if (auto ok = ensure_dir(dir_); !ok) return ok;
+    if (auto ok = ensure_dir(dir); !ok) return ok;
+    for (const auto& r : records) {
+        if (auto ok = check_name(r.name); !ok) return ok;
+        const fs::path path = dir / (r.name + ".json");
+        auto text = encode_for_saving(interface_json(r), path);
+        if (!text) return std::unexpected(std::move(text.error()));
+        if (auto ok = write_and_rename(path, *text); !ok) return ok;
+    }
+    // One directory sync makes every rename above durable.
+    return sync_dir(dir, dir);
 }
 
 Result<void> StateStore::remove_interface(std::string_view name) {

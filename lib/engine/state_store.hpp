@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,9 @@ class StateStore {
     [[nodiscard]] Result<std::optional<InterfaceRecord>> load_interface(
         std::string_view name) const;
     Result<void> save_interface(const InterfaceRecord& r);
+    // Several records, each replaced atomically, with one directory sync
+    // for all (a transaction over many interfaces). Stops at the first error.
+    Result<void> save_interfaces(std::span<const InterfaceRecord> records);
     Result<void> remove_interface(std::string_view name);
     // Every interface record (e.g. to find "applying" ones after a crash).
     // A corrupt file is reported in `errors` and skipped.

@@ -28,6 +28,8 @@ const char* outcome_name(Outcome o) {
             return "failed";
         case Outcome::NotReached:
             return "not_reached";
+        case Outcome::RolledBack:
+            return "rolled_back";
         case Outcome::Refused:
             return "refused";
     }
@@ -209,21 +211,29 @@ Reread reread(Backend& be, const std::vector<Write>& writes) {
     for (const auto& w : writes)
         if (w.nic && std::find(names.begin(), names.end(), w.nic->name) == names.end())
             names.push_back(w.nic->name);
-    for (const auto& n : names) {
-        // One by one, so that one vanished interface does not hide the others.
-        auto r = be.read_interfaces(ReadRequest{{n}, true});
-        if (r)
-            for (auto& s : *r)
-                out.nics.push_back(std::move(s));
-        else if (r.error().code != Errc::NoSuchInterface)
-            out.error = r.error();
+    // One read for all (dumps when there are many); when one of them has
+    // vanished, one by one so that it does not hide the others.
+    auto all = names.empty() ? Result<std::vector<NicState>>(std::vector<NicState>{})
+                             : be.read_interfaces(ReadRequest{names, true});
+    if (all) {
+        out.nics = std::move(*all);
+    } else if (all.error().code == Errc::NoSuchInterface) {
+        for (const auto& n : names) {
+            auto r = be.read_interfaces(ReadRequest{{n}, true});
+            if (r)
+                for (auto& s : *r)
+                    out.nics.push_back(std::move(s));
+            else if (r.error().code != Errc::NoSuchInterface)
+                out.error = r.error();
+        }
+    } else {
+        out.error = all.error();
     }
     auto names_sys = sysctl_names(writes);
-    bool need_sys = !names_sys.empty() ||
-                    std::any_of(writes.begin(), writes.end(),
-                                [](const Write& w) { return w.id.section == Section::Tuned; });
-    if (need_sys) {
-        auto s = be.read_system(names_sys);
+    const bool tuned = std::any_of(writes.begin(), writes.end(),
+                                   [](const Write& w) { return w.id.section == Section::Tuned; });
+    if (!names_sys.empty() || tuned) {
+        auto s = be.read_system(SystemQuery{names_sys, false, tuned});
         if (s)
             out.sys = std::move(*s);
         else
@@ -408,23 +418,22 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             if (std::find(e->owners.begin(), e->owners.end(), ip.id.name) == e->owners.end())
                 e->owners.push_back(ip.id.name);
     }
-    for (const auto& r : records) {
-        if (auto ok = store.save_interface(r); !ok) {
-            res.result = TxResult::Refused;
-            res.error = ok.error();
-            res.error->message = "cannot save the original settings (" + res.error->message +
-                                 "); nothing was changed";
-            // Records already written describe no change yet: put them back.
-            for (std::size_t i = 0; i < records.size() && &records[i] != &r; ++i) {
-                if (previous[i])
-                    (void)store.save_interface(*previous[i]);
-                else
-                    (void)store.remove_interface(records[i].name);
-            }
-            return res;
+    if (auto ok = store.save_interfaces(records); !ok) {
+        res.result = TxResult::Refused;
+        res.error = ok.error();
+        res.error->message =
+            "cannot save the original settings (" + res.error->message + "); nothing was changed";
+        // Records already written describe no change yet: put them back.
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            if (previous[i])
+                (void)store.save_interface(*previous[i]);
+            else
+                (void)store.remove_interface(records[i].name);
         }
+        return res;
     }
-    if (auto ok = store.save_system(*sysrec); !ok) {
+    // Untouched when the profile has no system settings (the common case).
+    if (auto ok = *sysrec == sys_before ? Result<void>{} : store.save_system(*sysrec); !ok) {
         res.result = TxResult::Refused;
         res.error = ok.error();
         res.error->message =
@@ -514,20 +523,28 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     if (failed && !opts.keep_going) {
         // Undo this transaction, newest first, to the values before it.
         std::vector<Write> undo;
+        std::vector<std::size_t> undone;  // index into writes, per undo entry
         for (std::size_t i = run.attempted; i-- > 0;) {
             // A write the kernel refused did not change anything.
             if (run.errors[i]) continue;
             Write w = writes[i];
             w.value = step_result(refs[i]).step.current;
             undo.push_back(std::move(w));
+            undone.push_back(i);
         }
         res.rollback = restore(be, undo);
         bool complete = std::all_of(res.rollback.begin(), res.rollback.end(),
                                     [](const RestoreResult& r) { return r.ok; });
         res.result = complete ? TxResult::RolledBack : TxResult::Partial;
-        for (std::size_t i = 0; i < writes.size(); ++i) {
-            auto& sr = step_result(refs[i]);
-            if (sr.outcome != Outcome::Failed) sr.outcome = Outcome::NotReached;
+        // Applied then undone: rolled_back (or, if the undo failed, what it
+        // was: it is still in effect, and listed in left()); never sent:
+        // not_reached.
+        for (std::size_t i = run.attempted; i < writes.size(); ++i)
+            step_result(refs[i]).outcome = Outcome::NotReached;
+        for (std::size_t j = 0; j < undone.size(); ++j) {
+            auto& sr = step_result(refs[undone[j]]);
+            if (res.rollback[j].ok && sr.outcome != Outcome::Failed)
+                sr.outcome = Outcome::RolledBack;
         }
         if (complete) {
             for (std::size_t i = 0; i < records.size(); ++i) {
@@ -536,7 +553,7 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
                 else
                     (void)store.remove_interface(records[i].name);
             }
-            (void)store.save_system(sys_before);
+            if (!(*sysrec == sys_before)) (void)store.save_system(sys_before);
         } else {
             for (auto& r : records) {
                 r.status = TxStatus::Failed;
@@ -550,8 +567,8 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     for (auto& r : records) {
         r.status = failed ? TxStatus::Failed : TxStatus::Applied;
         r.updated_at = unix_now();
-        if (auto ok = store.save_interface(r); !ok && !res.error) res.error = ok.error();
     }
+    if (auto ok = store.save_interfaces(records); !ok && !res.error) res.error = ok.error();
     res.result = failed ? TxResult::Partial : TxResult::Applied;
     return res;
 }

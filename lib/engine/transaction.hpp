@@ -28,6 +28,7 @@ enum class Outcome : uint8_t {
     Unsupported,  // the device or the system does not offer it
     Failed,       // the kernel refused it, or it did not take effect
     NotReached,   // not attempted: an earlier step failed
+    RolledBack,   // applied, then undone because a later step failed
     Refused,      // outside the device's limits or contradictory: nothing was changed
 };
 const char* outcome_name(Outcome o);

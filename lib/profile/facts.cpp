@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "profile/driver_facts_data.hpp"
+#include "profile/toml_util.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -14,8 +15,7 @@ namespace {
 
 std::unexpected<Error> invalid(const toml::source_region& r, const std::string& file,
                                std::string msg) {
-    return fail(Errc::InvalidProfile, SourceLoc{file, r.begin.line, r.begin.column}.str(),
-                std::move(msg));
+    return tomlutil::invalid(tomlutil::loc_of(r, file), std::move(msg));
 }
 
 Result<std::string> get_string(const toml::node& n, const std::string& file,
@@ -96,6 +96,21 @@ Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& fil
                 auto l = get_strings(v, file, what);
                 if (!l) return std::unexpected(l.error());
                 f.pci_ids = *l;
+            } else if (key == "rx_usecs_modes") {
+                auto t2 = v.as_table();
+                if (!t2)
+                    return invalid(v.source(), file,
+                                   what + ": expected a table of \"value\" = \"meaning\"");
+                for (auto&& [mk, mv] : *t2) {
+                    const std::string num(mk.str());
+                    if (num.empty() || num.size() > 9 ||
+                        num.find_first_not_of("0123456789") != std::string::npos)
+                        return invalid(mk.source(), file,
+                                       what + ": " + quote(num) + " is not a number");
+                    auto meaning = get_string(mv, file, what + "." + num);
+                    if (!meaning) return std::unexpected(meaning.error());
+                    f.rx_usecs_modes.emplace_back(std::stoull(num), *meaning);
+                }
             } else if (key == "bad_versions") {
                 auto arr = v.as_array();
                 if (!arr) return invalid(v.source(), file, what + ": expected an array of tables");
@@ -125,6 +140,12 @@ const FactsBook& FactsBook::builtin() {
         return std::move(*b);
     }();
     return book;
+}
+
+const std::string* DriverFacts::rx_usecs_mode(uint64_t v) const {
+    for (const auto& [value, meaning] : rx_usecs_modes)
+        if (value == v) return &meaning;
+    return nullptr;
 }
 
 const DriverFacts* FactsBook::find(std::string_view driver) const {

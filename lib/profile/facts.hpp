@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "profile/profile.hpp"
@@ -28,6 +29,10 @@ struct DriverFacts {
     std::vector<std::string> pci_ids;
     std::vector<BadVersion> bad_versions;
     std::string coalesce_note;  // what rx_usecs values mean on this driver
+    // rx-usecs values with a special meaning on drivers without an adaptive
+    // switch (0 = off, 1 = adaptive on ixgbe; 3 = dynamic conservative on e1000e).
+    std::vector<std::pair<uint64_t, std::string>> rx_usecs_modes;
+    [[nodiscard]] const std::string* rx_usecs_mode(uint64_t v) const;
 };
 
 class FactsBook {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "profile/features.hpp"
+#include "profile/toml_util.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::profile {
@@ -19,38 +20,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SourceLoc loc_of(const toml::source_region& r, const std::string& file) {
-    return SourceLoc{file, r.begin.line, r.begin.column};
-}
-
-std::unexpected<Error> invalid(const SourceLoc& loc, std::string message) {
-    return fail(Errc::InvalidProfile, loc.str(), std::move(message));
-}
-
-const char* type_name(const toml::node& n) {
-    switch (n.type()) {
-        case toml::node_type::table:
-            return "a table";
-        case toml::node_type::array:
-            return "an array";
-        case toml::node_type::string:
-            return "a string";
-        case toml::node_type::integer:
-            return "an integer";
-        case toml::node_type::floating_point:
-            return "a float";
-        case toml::node_type::boolean:
-            return "a boolean";
-        case toml::node_type::date:
-            return "a date";
-        case toml::node_type::time:
-            return "a time";
-        case toml::node_type::date_time:
-            return "a date-time";
-        default:
-            return "nothing";
-    }
-}
+using tomlutil::did_you_mean;
+using tomlutil::invalid;
+using tomlutil::loc_of;
+using tomlutil::type_name;
 
 std::vector<std::string_view> section_names() {
     std::vector<std::string_view> out;
@@ -66,11 +39,6 @@ std::vector<std::string_view> key_names(Section s) {
     for (const auto& m : meta_keys())
         if (m.section == s && !m.name.starts_with('<')) out.push_back(m.name);
     return out;
-}
-
-std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& options) {
-    if (auto best = closest_match(word, options)) return "; did you mean '" + *best + "'?";
-    return {};
 }
 
 // A string or an array of strings.
@@ -214,7 +182,9 @@ Result<void> parse_section(Section sec, const toml::table& t, const std::string&
     const auto& sinfo = section_info(sec);
     if (sec == Section::Sysctl) return collect_sysctls(t, "", file, out, 0);
 
-    for (auto&& [k, v] : t) {
+    for (const auto& [kp, vp] : tomlutil::in_file_order(t)) {
+        const toml::key& k = *kp;
+        const toml::node& v = *vp;
         const std::string key(k.str());
         const SourceLoc kloc = loc_of(k.source(), file);
         const SourceLoc vloc = loc_of(v.source(), file);
@@ -382,7 +352,9 @@ Result<Profile> parse(std::string_view text, const std::string& file, const Pars
     }
     Profile out;
     out.file = file;
-    for (auto&& [k, v] : root) {
+    for (const auto& [kp, vp] : tomlutil::in_file_order(root)) {
+        const toml::key& k = *kp;
+        const toml::node& v = *vp;
         const std::string name(k.str());
         auto sec = find_section(name);
         if (!sec)

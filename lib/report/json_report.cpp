@@ -1,24 +1,103 @@
 #include "report/json_report.hpp"
 
 #include "model/value_json.hpp"
+#include "report/json_writer.hpp"
 
 namespace nictune::report {
 namespace {
 
-template <class T>
-nlohmann::json opt(const std::optional<T>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json section_json(const NicState& st, Section s) {
-    if (!st.values.any_in(s)) return nullptr;
-    nlohmann::json out = nlohmann::json::object();
+void section(JsonWriter& w, const NicState& st, Section s) {
+    w.key(section_info(s).name);
+    if (!st.values.any_in(s)) {
+        w.null();
+        return;
+    }
+    w.begin_object();
     for (const auto& k : device_keys()) {
         if (k.section != s) continue;
-        if (auto v = st.values.get(k.key))
-            out[std::string(k.name)] = scalar_json(scalar_of(k.key, *v));
+        if (auto v = st.values.get(k.key)) w.field(k.name, scalar_of(k.key, *v));
     }
-    return out;
+    w.end_object();
+}
+
+void finding(JsonWriter& w, const Finding& f) {
+    w.begin_object();
+    w.field("severity", severity_name(f.severity));
+    w.field("key", f.key);
+    w.field("expected", f.expected);
+    w.field("actual", f.actual);
+    w.field("message", f.message);
+    w.key("fix");
+    if (f.fix.empty())
+        w.null();
+    else
+        w.value(f.fix);
+    w.end_object();
+}
+
+void interface(JsonWriter& w, const InterfaceAudit& a) {
+    const auto& st = a.state;
+    const auto& id = st.id;
+    w.begin_object();
+    w.field("name", id.name);
+    w.field("ifindex", id.ifindex);
+    w.key("mac");
+    if (id.mac.empty())
+        w.null();
+    else
+        w.value(id.mac);
+    w.field("perm_mac", id.perm_mac);
+    w.field("kind", id.kind);
+    w.field("physical", id.physical);
+    w.field("driver", id.driver);
+    w.field("driver_version", id.driver_version);
+    w.field("module_version", id.module_version);
+    w.field("firmware_version", id.firmware_version);
+    w.field("bus_info", id.bus_info);
+    w.field("pci_slot", id.pci_slot);
+    w.field("pci_id", id.pci_id);
+    w.field("pci_subsystem", id.pci_subsystem);
+    w.field("numa_node", id.numa_node);
+    w.field("vendor", id.vendor_name);
+    w.field("model", id.model_name);
+    w.field("sriov_vf", id.sriov_vf);
+    for (Section s :
+         {Section::Link, Section::Coalesce, Section::Rings, Section::Channels, Section::Pause})
+        section(w, st, s);
+    if (st.features && st.features->names) {
+        const auto& fs = *st.features;
+        w.key("features");
+        w.begin_object();
+        for (std::size_t i = 0; i < fs.size(); ++i)
+            if (!(*fs.names)[i].empty()) w.field((*fs.names)[i], fs.is_active(i));
+        w.end_object();
+        w.key("features_fixed");
+        w.begin_array();
+        for (std::size_t i = 0; i < fs.size(); ++i)
+            if (!(*fs.names)[i].empty() && fs.is_fixed(i)) w.value((*fs.names)[i]);
+        w.end_array();
+    } else {
+        w.key("features");
+        w.null();
+        w.key("features_fixed");
+        w.null();
+    }
+    w.key("profile");
+    if (a.profile && a.profile->profile) {
+        w.begin_object();
+        w.field("name", a.profile->profile->name);
+        w.field("reason", a.profile->reason);
+        w.field("file", a.profile->profile->file);
+        w.end_object();
+    } else {
+        w.null();
+    }
+    w.key("findings");
+    w.begin_array();
+    for (const auto& f : a.findings)
+        finding(w, f);
+    w.end_array();
+    w.end_object();
 }
 
 }  // namespace
@@ -27,95 +106,49 @@ nlohmann::json scalar_json(const Scalar& s) {
     return scalar_to_json<nlohmann::json>(s);
 }
 
-nlohmann::json finding_json(const Finding& f) {
-    return {{"severity", severity_name(f.severity)},
-            {"key", f.key},
-            {"expected", scalar_json(f.expected)},
-            {"actual", scalar_json(f.actual)},
-            {"message", f.message},
-            {"fix", f.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.fix)}};
-}
-
-nlohmann::json interface_json(const InterfaceAudit& a) {
-    const auto& st = a.state;
-    const auto& id = st.id;
-    nlohmann::json j = {
-        {"name", id.name},
-        {"ifindex", id.ifindex},
-        {"mac", id.mac.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.mac)},
-        {"perm_mac", opt(id.perm_mac)},
-        {"kind", opt(id.kind)},
-        {"physical", id.physical},
-        {"driver", opt(id.driver)},
-        {"driver_version", opt(id.driver_version)},
-        {"module_version", opt(id.module_version)},
-        {"firmware_version", opt(id.firmware_version)},
-        {"bus_info", opt(id.bus_info)},
-        {"pci_slot", opt(id.pci_slot)},
-        {"pci_id", opt(id.pci_id)},
-        {"pci_subsystem", opt(id.pci_subsystem)},
-        {"numa_node", opt(id.numa_node)},
-        {"vendor", opt(id.vendor_name)},
-        {"model", opt(id.model_name)},
-        {"sriov_vf", id.sriov_vf},
-    };
-    for (Section s :
-         {Section::Link, Section::Coalesce, Section::Rings, Section::Channels, Section::Pause})
-        j[std::string(section_info(s).name)] = section_json(st, s);
-    if (st.features && st.features->names) {
-        nlohmann::json f = nlohmann::json::object();
-        nlohmann::json fixed = nlohmann::json::array();
-        const auto& fs = *st.features;
-        for (std::size_t i = 0; i < fs.size(); ++i) {
-            const auto& name = (*fs.names)[i];
-            if (name.empty()) continue;
-            f[name] = fs.is_active(i);
-            if (fs.is_fixed(i)) fixed.push_back(name);
-        }
-        j["features"] = std::move(f);
-        j["features_fixed"] = std::move(fixed);
-    } else {
-        j["features"] = nullptr;
-        j["features_fixed"] = nullptr;
-    }
-    if (a.profile && a.profile->profile)
-        j["profile"] = {{"name", a.profile->profile->name},
-                        {"reason", a.profile->reason},
-                        {"file", a.profile->profile->file}};
-    else
-        j["profile"] = nullptr;
-    nlohmann::json findings = nlohmann::json::array();
-    for (const auto& f : a.findings)
-        findings.push_back(finding_json(f));
-    j["findings"] = std::move(findings);
-    return j;
-}
-
-nlohmann::json system_json(const SystemState& s) {
-    nlohmann::json sysctl = nlohmann::json::object();
-    for (const auto& v : s.sysctl)
-        sysctl[v.name] = opt(v.value);
-    return {{"tuned",
-             {{"active_profile", opt(s.tuned.active_profile)},
-              {"source", tuned_source_name(s.tuned.source)},
-              {"detail", s.tuned.detail}}},
-            {"sysctl", std::move(sysctl)}};
-}
-
-nlohmann::json audit_json(const AuditReport& r) {
-    nlohmann::json ifs = nlohmann::json::array();
-    std::size_t counts[3] = {0, 0, 0};
+std::string audit_json_text(const AuditReport& r) {
+    std::string out;
+    out.reserve(1024 + r.interfaces.size() * 4096);
+    JsonWriter w(out);
+    w.begin_object();
+    w.key("interfaces");
+    w.begin_array();
+    uint64_t counts[3] = {0, 0, 0};
     for (const auto& a : r.interfaces) {
-        ifs.push_back(interface_json(a));
+        interface(w, a);
         for (const auto& f : a.findings)
             ++counts[static_cast<int>(f.severity)];
     }
-    nlohmann::json j = system_json(r.system);
-    j["interfaces"] = std::move(ifs);
-    j["summary"] = {{"info", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}};
-    j["warnings"] = r.warnings;
-    j["nictune_version"] = NICTUNE_VERSION;
-    return j;
+    w.end_array();
+    w.key("tuned");
+    w.begin_object();
+    w.field("active_profile", r.system.tuned.active_profile);
+    w.field("source", tuned_source_name(r.system.tuned.source));
+    w.field("detail", r.system.tuned.detail);
+    w.end_object();
+    w.key("sysctl");
+    w.begin_object();
+    for (const auto& v : r.system.sysctl)
+        w.field(v.name, v.value);
+    w.end_object();
+    w.key("summary");
+    w.begin_object();
+    w.field("info", counts[0]);
+    w.field("warn", counts[1]);
+    w.field("fail", counts[2]);
+    w.end_object();
+    w.key("warnings");
+    w.begin_array();
+    for (const auto& x : r.warnings)
+        w.value(x);
+    w.end_array();
+    w.field("nictune_version", NICTUNE_VERSION);
+    w.end_object();
+    return out;
+}
+
+nlohmann::json audit_json(const AuditReport& r) {
+    return nlohmann::json::parse(audit_json_text(r));
 }
 
 }  // namespace nictune::report

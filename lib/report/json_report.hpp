@@ -4,17 +4,18 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "engine/audit.hpp"
 
 namespace nictune::report {
 
 nlohmann::json scalar_json(const Scalar& s);
-nlohmann::json finding_json(const Finding& f);
-// One interface: identity, sections, features, profile and findings.
-nlohmann::json interface_json(const InterfaceAudit& a);
-nlohmann::json system_json(const SystemState& s);
-// {"interfaces": [...], "tuned": {...}, "sysctl": {...}, "summary": {...}}
+
+// The report as text, written in one pass (the fast path: --json output and
+// the D-Bus reply).
+std::string audit_json_text(const AuditReport& r);
+// The same document as a tree (for the text view).
 nlohmann::json audit_json(const AuditReport& r);
 
 }  // namespace nictune::report

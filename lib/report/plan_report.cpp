@@ -187,6 +187,9 @@ std::string step_results_text(const Json& steps, bool color) {
                                                                       : "failed";
         } else if (o == "not_reached" && jstr(s, "kind") == "change") {
             detail = "not applied (an earlier step failed)";
+        } else if (o == "rolled_back") {
+            detail = value_text(s.at("current")) + " -> " + value_text(s.at("target")) +
+                     ", undone by the rollback";
         }
         out += fmt::format("  {}  {:<{}}  {}\n", outcome_label(o, color), jstr(s, "key"), width,
                            detail);

@@ -249,7 +249,9 @@ Result<Link> decode_link(const nlmsghdr* nlh) {
             case IFLA_OPERSTATE: {
                 auto v = attr_u8(a, key_path(Key::LinkOperstate));
                 if (!v) return std::unexpected(std::move(v.error()));
-                link.values.set(Key::LinkOperstate, *v);
+                // A state newer kernels may add is unknown to us: absent, not
+                // a number reports cannot name.
+                if (enum_name(Key::LinkOperstate, *v)) link.values.set(Key::LinkOperstate, *v);
                 return {};
             }
             case IFLA_CARRIER: {

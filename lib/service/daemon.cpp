@@ -1,6 +1,7 @@
 #include "service/daemon.hpp"
 
 #include <linux/genetlink.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -225,6 +226,11 @@ int run_daemon(const DaemonOptions& opts) {
     log(Level::Info, "ready on " + (opts.bus_address.empty() ? std::string("the system bus")
                                                              : opts.bus_address));
 
+    // After a burst of work, give freed memory back to the kernel once the
+    // loop has been idle for a second (glibc keeps it otherwise); when
+    // nothing happens there is no timer at all.
+    bool trim_pending = false;
+    constexpr int kTrimAfterMs = 1000;
     bool running = true;
     while (running) {
         try {
@@ -247,11 +253,18 @@ int run_daemon(const DaemonOptions& opts) {
                          {(*events)->fd(), POLLIN, 0},
                          {(*monitor)->fd(), POLLIN, 0},
                          {sigfd, POLLIN, 0}};
+        if (trim_pending && (timeout_ms < 0 || timeout_ms > kTrimAfterMs))
+            timeout_ms = kTrimAfterMs;
         int n = poll(fds, 4, timeout_ms);
         if (n < 0 && errno != EINTR) {
             log(Level::Error, std::string("poll: ") + std::strerror(errno));
             break;
         }
+        if (n == 0 && trim_pending) {
+            malloc_trim(0);
+            trim_pending = false;
+        }
+        if (n > 0) trim_pending = true;
         if (watchdog && now_usec() >= next_ping) {
             sd_notify(0, "WATCHDOG=1");
             next_ping = now_usec() + wd_usec / 2;

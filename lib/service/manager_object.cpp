@@ -128,7 +128,7 @@ std::tuple<ManagerObject::Findings, std::string> ManagerObject::Audit(
             for (const auto& f : a.findings)
                 out.emplace_back(a.state.id.name, severity_name(f.severity), f.key,
                                  to_string(f.expected), to_string(f.actual), f.message, f.fix);
-        return std::tuple{std::move(out), report::audit_json(*r).dump()};
+        return std::tuple{std::move(out), report::audit_json_text(*r)};
     });
 }
 

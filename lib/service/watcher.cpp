@@ -66,11 +66,17 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
         t.binding = *b;
     }
     const Binding* b = &*t.binding;
+    // The interface was just read: plan from that state, no second read.
+    const ApplyRequest req{b->profile, {st.id.name}, false, false, false};
     auto p = profiles_.find(b->profile);
-    auto r =
-        p != profiles_.end()
-            ? manager_.apply(p->second, ApplyRequest{b->profile, {st.id.name}, false, false, false})
-            : manager_.apply(ApplyRequest{b->profile, {st.id.name}, false, false, false});
+    Result<ApplyResult> r = fail(Errc::Internal, "", "no profile");
+    if (p != profiles_.end()) {
+        r = manager_.apply_to(p->second, {st}, req);
+    } else if (auto loaded = manager_.profiles().load(b->profile)) {
+        r = manager_.apply_to(*loaded, {st}, req);
+    } else {
+        r = std::unexpected(loaded.error());
+    }
     if (!r) {
         t.profile = b->profile;
         t.last_result = "error";

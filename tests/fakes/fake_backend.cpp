@@ -28,7 +28,7 @@ Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& re
     return out;
 }
 
-Result<SystemState> FakeBackend::read_system(std::span<const std::string>) {
+Result<SystemState> FakeBackend::read_system(const SystemQuery&) {
     return system;
 }
 

@@ -38,7 +38,7 @@ class FakeBackend : public Backend {
     NicState* nic(const std::string& name);
 
     Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) override;
-    Result<SystemState> read_system(std::span<const std::string> extra) override;
+    Result<SystemState> read_system(const SystemQuery& query) override;
     Result<void> set_device(const NicRef& nic, Section section,
                             std::span<const std::pair<Key, uint64_t>> values) override;
     Result<void> set_features(const NicRef& nic, uint32_t nbits,

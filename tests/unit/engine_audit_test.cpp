@@ -62,7 +62,20 @@ TEST_F(AuditFixture, ExplainsIxgbeAdaptiveModeration) {
     const Finding* f = find(fs, "coalesce.rx_usecs");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, Severity::Info);
-    EXPECT_NE(f->message.find("rx-usecs 1 is ixgbe's adaptive"), std::string::npos);
+    EXPECT_EQ(f->message,
+              "rx-usecs 1 on ixgbe: adaptive interrupt moderation (ixgbe's default); ixgbe has no "
+              "adaptive-rx switch");
+}
+
+TEST_F(AuditFixture, ExplainsE1000eDefaultDynamicConservativeMode) {
+    auto st = test::ixgbe_port("eth0");
+    st.id.driver = "e1000e";
+    st.values.set(Key::CoalRxUsecs, 3);
+    auto fs = audit_interface(st, nullptr, ctx());
+    const Finding* f = find(fs, "coalesce.rx_usecs");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Info);
+    EXPECT_NE(f->message.find("dynamic conservative (adaptive)"), std::string::npos) << f->message;
 }
 
 TEST_F(AuditFixture, WarnsWhenIxgbeModerationIsOff) {

@@ -96,9 +96,10 @@ TEST(Resolve, ExpandsFeatureAliasesAgainstTheDevice) {
 TEST(Resolve, ReportsFixedAndMissingFeatures) {
     auto r = resolve(profile_of("[features]\nlro = true\nhw-tc-offload = true\n"), test::veth());
     ASSERT_EQ(r.features.size(), 2U);
-    EXPECT_EQ(r.features[0].name, "hw-tc-offload");
+    // In the order the profile names them.
+    EXPECT_EQ(r.features[0].name, "rx-lro");
     EXPECT_EQ(r.features[0].status, FeatureStatus::Fixed);
-    EXPECT_EQ(r.features[1].name, "rx-lro");
+    EXPECT_EQ(r.features[1].name, "hw-tc-offload");
     EXPECT_EQ(r.features[1].status, FeatureStatus::Fixed);
     auto bare = test::veth();
     bare.features.reset();

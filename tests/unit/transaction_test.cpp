@@ -71,7 +71,7 @@ class TransactionTest : public ::testing::Test {
     Plan plan_for(const Profile& p, const std::vector<std::string>& names) {
         auto nics = be.read_interfaces(ReadRequest{names, false});
         EXPECT_TRUE(nics);
-        auto sys = be.read_system({});
+        auto sys = be.read_system(SystemQuery{});
         return make_plan(p, *nics, *sys);
     }
     void expect_back_to_initial() {
@@ -108,7 +108,7 @@ TEST_F(TransactionTest, PlanOrdersChannelsRingsLinkPauseFeaturesCoalesceSysctlTu
         if (s.kind == StepKind::Change) order.push_back(s.setting.path());
     EXPECT_EQ(order,
               (std::vector<std::string>{"channels.combined", "rings.rx", "link.mtu", "pause.rx",
-                                        "features.rx-gro", "features.rx-lro", "coalesce.rx_usecs",
+                                        "features.rx-lro", "features.rx-gro", "coalesce.rx_usecs",
                                         "sysctl.net.core.rmem_max", "tuned.profile"}));
     // Orders are consecutive and the link-resetting steps say so.
     int expect = 1;
@@ -182,7 +182,7 @@ TEST_F(TransactionTest, RollsBackAfterAFailureAtEveryStepPosition) {
         auto r =
             apply_plan(probe, store,
                        make_plan(p, *probe.read_interfaces(ReadRequest{{"p4p1", "p4p2"}, false}),
-                                 *probe.read_system({})));
+                                 *probe.read_system(SystemQuery{})));
         ASSERT_EQ(r.result, TxResult::Applied);
         total = static_cast<int>(probe.calls.size());
     }
@@ -203,6 +203,14 @@ TEST_F(TransactionTest, RollsBackAfterAFailureAtEveryStepPosition) {
             << "stops at the failure, then undoes the k-1 applied messages";
         expect_back_to_initial();
         EXPECT_TRUE(r.left().empty());
+        // Every step before the failure was applied and then undone.
+        int undone = 0;
+        for (const auto& i : r.interfaces)
+            for (const auto& s : i.steps)
+                undone += s.outcome == Outcome::RolledBack;
+        for (const auto& s : r.system)
+            undone += s.outcome == Outcome::RolledBack;
+        EXPECT_GE(undone, k - 1);
         auto rec = store.load_interface("p4p1");
         ASSERT_TRUE(rec);
         EXPECT_FALSE(*rec) << "a rolled-back first apply leaves no record";

@@ -1,0 +1,178 @@
+#include "report/json_writer.hpp"
+
+#include <charconv>
+
+namespace nictune::report {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    std::size_t n = 0;
+    uint32_t cp = 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1fU;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0fU;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07U;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(i + k) & 0xc0U) != 0x80U) return 0;
+        cp = (cp << 6) | (b(i + k) & 0x3fU);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid.
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
+        cp > 0x10ffff)
+        return 0;
+    return n;
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += '"';
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            if (std::size_t n = utf8_length(s, i)) {
+                out.append(s.substr(i, n));
+                i += n;
+            } else {
+                out += "\\ufffd";
+                ++i;
+            }
+            continue;
+        }
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    out += "\\u00";
+                    out += kHex[c >> 4];
+                    out += kHex[c & 0xf];
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+        ++i;
+    }
+    out += '"';
+}
+
+void JsonWriter::item() {
+    if (after_key_) {
+        after_key_ = false;
+        return;
+    }
+    if (counts_.empty()) return;
+    if (counts_.back()++ > 0) out_ += ',';
+    out_ += '\n';
+    out_.append(counts_.size() * static_cast<std::size_t>(indent_), ' ');
+}
+
+void JsonWriter::open(char c) {
+    item();
+    out_ += c;
+    counts_.push_back(0);
+}
+
+void JsonWriter::close(char c) {
+    const int n = counts_.back();
+    counts_.pop_back();
+    if (n > 0) {
+        out_ += '\n';
+        out_.append(counts_.size() * static_cast<std::size_t>(indent_), ' ');
+    }
+    out_ += c;
+}
+
+void JsonWriter::begin_object() {
+    open('{');
+}
+void JsonWriter::end_object() {
+    close('}');
+}
+void JsonWriter::begin_array() {
+    open('[');
+}
+void JsonWriter::end_array() {
+    close(']');
+}
+
+void JsonWriter::key(std::string_view k) {
+    item();
+    append_json_string(out_, k);
+    out_ += ": ";
+    after_key_ = true;
+}
+
+void JsonWriter::value(std::string_view s) {
+    item();
+    append_json_string(out_, s);
+}
+
+void JsonWriter::value(bool b) {
+    item();
+    out_ += b ? "true" : "false";
+}
+
+void JsonWriter::value(uint64_t n) {
+    item();
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, n);
+    out_.append(buf, r.ptr);
+}
+
+void JsonWriter::value(int64_t n) {
+    item();
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, n);
+    out_.append(buf, r.ptr);
+}
+
+void JsonWriter::null() {
+    item();
+    out_ += "null";
+}
+
+void JsonWriter::value(const Scalar& s) {
+    if (const auto* b = std::get_if<bool>(&s))
+        value(*b);
+    else if (const auto* n = std::get_if<uint64_t>(&s))
+        value(*n);
+    else if (const auto* t = std::get_if<std::string>(&s))
+        value(std::string_view(*t));
+    else
+        null();
+}
+
+}  // namespace nictune::report

@@ -1,0 +1,66 @@
+// A streaming JSON writer for the large documents nictune prints (an audit
+// of hundreds of interfaces): it appends straight to a string, with the same
+// layout as nlohmann::json::dump(2), instead of building a document tree
+// first (which cost more than reading the kernel at 512 interfaces).
+// Strings that are not valid UTF-8 (interface names may hold any byte) get
+// U+FFFD for the bad bytes, so the output is always valid JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/value.hpp"
+
+namespace nictune::report {
+
+class JsonWriter {
+  public:
+    explicit JsonWriter(std::string& out, int indent = 2) : out_(out), indent_(indent) {}
+
+    void begin_object();
+    void end_object();
+    void begin_array();
+    void end_array();
+    void key(std::string_view k);
+
+    void value(std::string_view s);
+    void value(const char* s) { value(std::string_view(s)); }
+    void value(const std::string& s) { value(std::string_view(s)); }
+    void value(bool b);
+    void value(uint64_t n);
+    void value(int64_t n);
+    void value(int n) { value(static_cast<int64_t>(n)); }
+    void value(const Scalar& s);
+    void null();
+    template <class T>
+    void value(const std::optional<T>& v) {
+        if (v)
+            value(*v);
+        else
+            null();
+    }
+
+    template <class T>
+    void field(std::string_view k, const T& v) {
+        key(k);
+        value(v);
+    }
+
+  private:
+    void item();  // separator and indentation before a value in a container
+    void open(char c);
+    void close(char c);
+
+    std::string& out_;
+    int indent_;
+    std::vector<int> counts_;  // items written so far, per open container
+    bool after_key_ = false;
+};
+
+// Appends s as a JSON string literal (quotes included).
+void append_json_string(std::string& out, std::string_view s);
+
+}  // namespace nictune::report

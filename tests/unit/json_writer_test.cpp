@@ -1,0 +1,80 @@
+#include "report/json_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/audit.hpp"
+#include "fakes/states.hpp"
+#include "report/json_report.hpp"
+
+namespace nictune::report {
+namespace {
+
+TEST(JsonWriter, LaysOutLikeNlohmannDumpTwo) {
+    std::string out;
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("a", uint64_t{1});
+    w.key("b");
+    w.begin_array();
+    w.value(true);
+    w.null();
+    w.value("x");
+    w.end_array();
+    w.key("c");
+    w.begin_object();
+    w.end_object();
+    w.key("d");
+    w.begin_array();
+    w.end_array();
+    w.field("e", int64_t{-5});
+    w.end_object();
+    const auto parsed = nlohmann::json::parse(out);
+    nlohmann::ordered_json expect = nlohmann::ordered_json::parse(out);
+    EXPECT_EQ(out, expect.dump(2));
+    EXPECT_EQ(parsed.at("b").at(2), "x");
+}
+
+TEST(JsonWriter, EscapesControlCharactersAndQuotes) {
+    std::string out;
+    append_json_string(out, std::string("a\"b\\c\n\t\x01", 8));
+    EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\t\\u0001\"");
+    EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(), std::string("a\"b\\c\n\t\x01", 8));
+}
+
+TEST(JsonWriter, ReplacesInvalidUtf8SoTheOutputStaysValid) {
+    std::string out;
+    append_json_string(out, "ok \xc3\xa9 bad \xff\xc3 end \xed\xa0\x80");
+    auto s = nlohmann::json::parse(out).get<std::string>();
+    EXPECT_EQ(s,
+              "ok \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST(AuditJson, ParsesBackWithTheDocumentedFields) {
+    AuditReport r;
+    r.interfaces.push_back(InterfaceAudit{test::ixgbe_port(), std::nullopt, {}});
+    r.interfaces[0].findings.push_back(
+        Finding{Severity::Warn, "link.mtu", uint64_t{9014}, uint64_t{1500}, "m", "f"});
+    r.interfaces.push_back(InterfaceAudit{test::veth("v\xff"), std::nullopt, {}});
+    r.system.sysctl = {{"net.core.rmem_max", "212992"}, {"net.core.busy_poll", std::nullopt}};
+    auto j = nlohmann::json::parse(audit_json_text(r));
+    const auto& p = j.at("interfaces").at(0);
+    EXPECT_EQ(p.at("name"), "p4p1");
+    EXPECT_EQ(p.at("pci_id"), "8086:10fb");
+    EXPECT_EQ(p.at("link").at("mtu"), 1500);
+    EXPECT_EQ(p.at("link").at("operstate"), "UP");
+    EXPECT_EQ(p.at("coalesce").at("rx_usecs"), 1);
+    EXPECT_FALSE(p.at("coalesce").contains("adaptive_rx")) << "unsupported: absent, never 0";
+    EXPECT_EQ(p.at("rings").at("rx_max"), 4096);
+    EXPECT_EQ(p.at("features").at("rx-gro"), true);
+    EXPECT_EQ(p.at("findings").at(0).at("expected"), 9014);
+    EXPECT_TRUE(j.at("interfaces").at(1).at("coalesce").is_null());
+    EXPECT_EQ(j.at("interfaces").at(1).at("name"), "v\xef\xbf\xbd");
+    EXPECT_TRUE(j.at("sysctl").at("net.core.busy_poll").is_null());
+    EXPECT_EQ(j.at("summary").at("warn"), 1);
+    EXPECT_EQ(audit_json(r), j);
+}
+
+}  // namespace
+}  // namespace nictune::report
