@@ -185,22 +185,46 @@ struct ApplyArgs {
     bool keep_going = false;
 };
 
+int exit_for_result(TxResult result, bool refused_by_plan, const Error* error) {
+    switch (result) {
+        case TxResult::Applied:
+            return kOk;
+        case TxResult::RolledBack:
+            return kRolledBack;
+        case TxResult::Partial:
+            return kPartial;
+        case TxResult::DryRun:
+            return refused_by_plan ? kUsage : kOk;
+        case TxResult::Refused:
+            // By the plan (limits, [match]) or by the caller's input -> 2;
+            // otherwise (state dir, busy) -> 5.
+            if (refused_by_plan || (error && error->is_user_error())) return kUsage;
+            return kCannotRead;
+    }
+    return kPartial;
+}
+
+// The same from a JSON result (a reply from nictuned).
 int exit_for_result(const Json& r) {
-    const std::string result = r.value("result", "");
-    if (result == "applied") return kOk;
-    if (result == "rolled_back") return kRolledBack;
-    if (result == "partial") return kPartial;
-    if (result == "dry_run") return r.at("refusals").empty() ? kOk : kUsage;
-    // refused: by the plan (limits, [match]) or by the caller's input -> 2;
-    // otherwise (state dir, busy) -> 5.
-    if (!r.at("refusals").empty()) return kUsage;
+    static const std::pair<const char*, TxResult> kResults[] = {
+        {"applied", TxResult::Applied},
+        {"rolled_back", TxResult::RolledBack},
+        {"partial", TxResult::Partial},
+        {"dry_run", TxResult::DryRun},
+        {"refused", TxResult::Refused}};
+    TxResult result = TxResult::Partial;
+    for (const auto& [name, value] : kResults)
+        if (r.value("result", "") == name) result = value;
+    std::optional<Error> error;
     if (r.contains("error") && r.at("error").is_object()) {
         const std::string code = r.at("error").value("code", "");
-        if (code == "InvalidArgument" || code == "NoSuchInterface" || code == "InvalidProfile" ||
-            code == "NoSuchProfile")
-            return kUsage;
+        Error e;
+        for (Errc c : {Errc::InvalidArgument, Errc::NoSuchInterface, Errc::InvalidProfile,
+                       Errc::NoSuchProfile})
+            if (code == errc_name(c)) e.code = c;
+        error = e;
     }
-    return kCannotRead;
+    return exit_for_result(result, !r.at("refusals").empty(), error ? &*error : nullptr);
 }
 
 int cmd_plan(const Globals& g, const ApplyArgs& a) {
@@ -237,7 +261,16 @@ int cmd_apply(const Globals& g, const ApplyArgs& a) {
         auto r = direct->manager->apply(
             ApplyRequest{a.profile, a.interfaces, a.force, false, a.keep_going});
         if (!r) return report_error(r.error());
-        result = report::apply_json(*r);
+        if (a.json) {
+            // Written in one pass; the exit status from the result itself.
+            const std::string text = report::apply_json_text(*r);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fputc('\n', stdout);
+            return exit_for_result(r->result, !r->refusals.empty(),
+                                   r->error ? &*r->error : nullptr);
+        }
+        std::cout << report::apply_text(*r, want_color(g));
+        return exit_for_result(r->result, !r->refusals.empty(), r->error ? &*r->error : nullptr);
     } else {
         std::string why;
         auto c = daemon(g, &why);
@@ -283,8 +316,17 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
     int rc = kOk;
     Json all = Json::array();
     for (const auto& i : ifaces) {
-        Result<Json> r = client ? client->rollback(i)
-                                : Result<Json>(report::rollback_json(direct->manager->rollback(i)));
+        Result<Json> r = fail(Errc::Internal, "", "no result");
+        if (client) {
+            r = client->rollback(i);
+        } else {
+            auto res = direct->manager->rollback(i);
+            // Refused for the caller's own mistake: an error, as nictuned answers it.
+            if (res.result == TxResult::Refused && res.error && res.error->is_user_error())
+                r = std::unexpected(*res.error);
+            else
+                r = report::rollback_json(res);
+        }
         if (!r) {
             rc = std::max(rc, report_error(r.error()));
             continue;

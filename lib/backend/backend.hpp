@@ -33,6 +33,28 @@ struct ReadRequest {
     // (only device-backed ones unless include_virtual).
     std::vector<std::string> names;
     bool include_virtual = false;
+    // The ethtool families to read (bit 1 << Section); the rtnetlink link
+    // attributes always come. Verifying a transaction reads only what it
+    // changed.
+    uint32_t sections = kAllSections;
+    // Driver identity (GDRVINFO ioctl, sysfs, hwdb).
+    bool identity = true;
+
+    static constexpr uint32_t kAllSections = ~0U;
+    static constexpr uint32_t bit(Section s) { return 1U << static_cast<unsigned>(s); }
+    [[nodiscard]] bool wants(Section s) const { return (sections & bit(s)) != 0; }
+};
+
+// One SET for one interface (see Backend::set_device / set_features).
+struct DeviceChange {
+    NicRef nic;
+    Section section = Section::Link;
+    std::vector<std::pair<Key, uint64_t>> values;
+};
+struct FeatureChange {
+    NicRef nic;
+    uint32_t nbits = 0;
+    std::vector<std::pair<std::size_t, bool>> bits;
 };
 
 class Backend {
@@ -58,6 +80,23 @@ class Backend {
     virtual Result<void> set_sysctl(const std::string& name, const std::string& value) = 0;
     // Switches tuned's profile (Errc::Unsupported when tuned is not running).
     virtual Result<void> set_tuned_profile(const std::string& profile) = 0;
+
+    // Many SETs of one phase across interfaces, one result each, in order.
+    // Implementations may pipeline them; these defaults send one by one.
+    virtual std::vector<Result<void>> set_devices(std::span<const DeviceChange> changes) {
+        std::vector<Result<void>> out;
+        out.reserve(changes.size());
+        for (const auto& c : changes)
+            out.push_back(set_device(c.nic, c.section, c.values));
+        return out;
+    }
+    virtual std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) {
+        std::vector<Result<void>> out;
+        out.reserve(changes.size());
+        for (const auto& c : changes)
+            out.push_back(set_features(c.nic, c.nbits, c.bits));
+        return out;
+    }
 };
 
 }  // namespace nictune

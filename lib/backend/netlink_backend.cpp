@@ -3,6 +3,7 @@
 #include <linux/ethtool_netlink.h>
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "ethnl/codecs.hpp"
@@ -115,12 +116,14 @@ Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& re
     return links;
 }
 
-Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics) {
+Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics,
+                                                const ReadRequest& req) {
     std::unordered_map<int, NicState*> by_index;
     for (auto& n : nics)
         by_index[n.id.ifindex] = &n;
 
     for (Section s : kEthtoolSections) {
+        if (!req.wants(s)) continue;
         auto r = eth_->dump(ethnl::get_cmd(s), ethnl::request_flags(s),
                             [&](const nlmsghdr* nlh) -> Result<void> {
                                 auto rep = ethnl::decode_settings(s, nlh);
@@ -131,6 +134,7 @@ Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics) {
                             });
         if (!r && r.error().code != Errc::Unsupported) return r;
     }
+    if (!req.wants(Section::Features)) return {};
     auto names = eth_->feature_names();
     if (!names) return std::unexpected(names.error());
     auto r = eth_->dump(ETHTOOL_MSG_FEATURES_GET, ethnl::request_flags(Section::Features),
@@ -145,7 +149,9 @@ Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics) {
     return {};
 }
 
-Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics, bool named) {
+Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics,
+                                                     const ReadRequest& req) {
+    const bool named = !req.names.empty();
     std::shared_ptr<const FeatureNames> names;
     for (auto it = nics.begin(); it != nics.end();) {
         NicState& nic = *it;
@@ -159,6 +165,7 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
             nic.problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
         };
         for (Section s : kEthtoolSections) {
+            if (!req.wants(s)) continue;
             auto r = eth_->get(ethnl::get_cmd(s), nic.id.ifindex, ethnl::request_flags(s),
                                [&](const nlmsghdr* nlh) -> Result<void> {
                                    auto rep = ethnl::decode_settings(s, nlh);
@@ -169,7 +176,7 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
             if (!r) note(s, r.error());
             if (vanished) break;
         }
-        if (!vanished) {
+        if (!vanished && req.wants(Section::Features)) {
             if (!names) {
                 auto n = eth_->feature_names();
                 if (!n) return std::unexpected(n.error());
@@ -241,10 +248,11 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
 
     const bool named = !req.names.empty();
     if (named && nics.size() <= opts_.per_device_limit) {
-        if (auto r = read_ethtool_per_device(nics, true); !r) return std::unexpected(r.error());
+        if (auto r = read_ethtool_per_device(nics, req); !r) return std::unexpected(r.error());
     } else {
-        if (auto r = read_ethtool_dumps(nics); !r) return std::unexpected(r.error());
+        if (auto r = read_ethtool_dumps(nics, req); !r) return std::unexpected(r.error());
     }
+    if (!req.identity) return nics;
 
     for (auto it = nics.begin(); it != nics.end();) {
         read_identity(*it);
@@ -345,6 +353,81 @@ Result<void> NetlinkBackend::set_features(const NicRef& nic, uint32_t nbits,
         return std::unexpected(with_context(r.error(), ctx + ": set"));
     }
     return {};
+}
+
+std::vector<Result<void>> NetlinkBackend::set_devices(std::span<const DeviceChange> changes) {
+    std::vector<Result<void>> out(changes.size());
+    // Link changes go over rtnetlink, the rest over ethtool, each pipelined
+    // per message type; results go back to their places.
+    std::vector<std::size_t> link_idx;
+    std::vector<std::pair<int, rtnl::LinkChange>> links;
+    std::map<Section, std::vector<std::size_t>> by_section;
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+        const auto& c = changes[i];
+        if (c.values.empty()) continue;
+        if (c.section != Section::Link) {
+            by_section[c.section].push_back(i);
+            continue;
+        }
+        rtnl::LinkChange lc;
+        bool ok = true;
+        for (const auto& [k, v] : c.values) {
+            if (k == Key::LinkMtu)
+                lc.mtu = static_cast<uint32_t>(v);
+            else if (k == Key::LinkTxqueuelen)
+                lc.txqueuelen = static_cast<uint32_t>(v);
+            else
+                ok = false;
+        }
+        if (!ok) {
+            out[i] = fail(Errc::Internal, set_context(c.nic, c.values), "not a settable link key");
+            continue;
+        }
+        link_idx.push_back(i);
+        links.emplace_back(c.nic.ifindex, lc);
+    }
+    if (!links.empty()) {
+        auto rs = rtnl_->change_links(links);
+        for (std::size_t j = 0; j < rs.size(); ++j) {
+            const auto& c = changes[link_idx[j]];
+            out[link_idx[j]] =
+                rs[j] ? Result<void>{}
+                      : std::unexpected(with_context(rs[j].error(), set_context(c.nic, c.values)));
+        }
+    }
+    for (const auto& [section, idx] : by_section) {
+        std::vector<ethnl::Socket::SetRequest> reqs;
+        for (std::size_t i : idx) {
+            const auto& c = changes[i];
+            reqs.push_back({c.nic.ifindex, [&c, section = section](nlmsghdr* nlh) {
+                                ethnl::encode_settings(nlh, section, c.values);
+                            }});
+        }
+        auto rs = eth_->set_many(ethnl::set_cmd(section), reqs);
+        for (std::size_t j = 0; j < rs.size(); ++j) {
+            const auto& c = changes[idx[j]];
+            out[idx[j]] =
+                rs[j] ? Result<void>{}
+                      : std::unexpected(with_context(rs[j].error(), set_context(c.nic, c.values)));
+        }
+    }
+    return out;
+}
+
+std::vector<Result<void>> NetlinkBackend::set_features_many(
+    std::span<const FeatureChange> changes) {
+    std::vector<ethnl::Socket::SetRequest> reqs;
+    for (const auto& c : changes)
+        reqs.push_back(
+            {c.nic.ifindex, [&c](nlmsghdr* nlh) { ethnl::encode_features(nlh, c.nbits, c.bits); }});
+    auto rs = eth_->set_many(ETHTOOL_MSG_FEATURES_SET, reqs);
+    std::vector<Result<void>> out(changes.size());
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+        if (rs[i]) continue;
+        std::string ctx = changes[i].nic.name + ": features: set";
+        out[i] = std::unexpected(with_context(rs[i].error(), ctx));
+    }
+    return out;
 }
 
 Result<void> NetlinkBackend::set_sysctl(const std::string& name, const std::string& value) {

@@ -47,6 +47,8 @@ class NetlinkBackend final : public Backend {
                               std::span<const std::pair<std::size_t, bool>> bits) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
+    std::vector<Result<void>> set_devices(std::span<const DeviceChange> changes) override;
+    std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) override;
 
     // The running kernel's feature names (profiles may use names newer than
     // the built-in list).
@@ -59,8 +61,8 @@ class NetlinkBackend final : public Backend {
                    std::unique_ptr<ethnl::Socket> eth, sysinfo::IoctlSocket io);
 
     Result<std::vector<rtnl::Link>> list_links(const ReadRequest& req);
-    Result<void> read_ethtool_dumps(std::vector<NicState>& nics);
-    Result<void> read_ethtool_per_device(std::vector<NicState>& nics, bool named);
+    Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);
+    Result<void> read_ethtool_per_device(std::vector<NicState>& nics, const ReadRequest& req);
     void read_identity(NicState& nic);
 
     NetlinkBackendOptions opts_;

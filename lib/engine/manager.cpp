@@ -21,7 +21,14 @@ Result<std::vector<NicState>> Manager::targets(const Profile& profile, const App
         return fail(
             Errc::InvalidArgument, "",
             "profile " + profile.name + " has no [match]: name the interfaces to apply it to");
-    auto nics = backend_.read_interfaces(ReadRequest{req.interfaces, false});
+    // The families the profile touches (Link always: MTU limits), with the
+    // driver's identity (translation rules, [match]).
+    ReadRequest read{req.interfaces, false};
+    read.sections = ReadRequest::bit(Section::Link);
+    for (const auto& k : device_keys())
+        if (profile.setting(k.key)) read.sections |= ReadRequest::bit(k.section);
+    if (!profile.features.empty()) read.sections |= ReadRequest::bit(Section::Features);
+    auto nics = backend_.read_interfaces(read);
     if (!nics) return std::unexpected(nics.error());
     if (req.interfaces.empty()) {
         std::erase_if(*nics, [&](const NicState& n) { return !match_score(profile.match, n.id); });

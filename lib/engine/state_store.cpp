@@ -47,57 +47,103 @@ Result<void> check_name(std::string_view name) {
 
 // ---- encoding
 
-Json scalar_json(const Scalar& s) {
-    return scalar_to_json<Json>(s);
+void write_values(JsonWriter& w, const char* name, const std::vector<SavedValue>& values) {
+    w.key(name);
+    w.begin_array();
+    for (const auto& v : values) {
+        w.begin_object();
+        w.field("key", v.key);
+        w.key("value");
+        json_value(w, v.value);
+        w.end_object();
+    }
+    w.end_array();
 }
 
-Json optional_json(const std::optional<std::string>& s) {
-    return s ? Json(*s) : Json(nullptr);
-}
-
-Json values_json(const std::vector<SavedValue>& values) {
-    Json out = Json::array();
-    for (const auto& v : values)
-        out.push_back({{"key", v.key}, {"value", scalar_json(v.value)}});
+// Written in one pass: a transaction over hundreds of interfaces saves a
+// record each, twice, and building a JSON tree for each cost more than the
+// netlink requests.
+std::string interface_text(const InterfaceRecord& r) {
+    std::string out;
+    out.reserve(1024);
+    JsonWriter w(out, 0);
+    w.begin_object();
+    w.field("version", kVersion);
+    w.field("name", r.name);
+    w.field("ifindex", r.ifindex);
+    w.field("mac", r.mac);
+    w.field("perm_mac", r.perm_mac);
+    w.field("bus_info", r.bus_info);
+    w.field("profile", r.profile);
+    w.field("transaction", r.transaction);
+    w.field("status", tx_status_name(r.status));
+    write_values(w, "originals", r.originals);
+    write_values(w, "targets", r.targets);
+    w.field("updated_at", r.updated_at);
+    w.end_object();
+    out += '\n';
     return out;
 }
 
-Json interface_json(const InterfaceRecord& r) {
-    return {{"version", kVersion},
-            {"name", r.name},
-            {"ifindex", r.ifindex},
-            {"mac", r.mac},
-            {"perm_mac", optional_json(r.perm_mac)},
-            {"bus_info", optional_json(r.bus_info)},
-            {"profile", r.profile},
-            {"transaction", r.transaction},
-            {"status", tx_status_name(r.status)},
-            {"originals", values_json(r.originals)},
-            {"targets", values_json(r.targets)},
-            {"updated_at", r.updated_at}};
+std::string system_text(const SystemRecord& r) {
+    std::string out;
+    JsonWriter w(out, 0);
+    w.begin_object();
+    w.field("version", kVersion);
+    w.key("entries");
+    w.begin_array();
+    for (const auto& e : r.entries) {
+        w.begin_object();
+        w.field("key", e.key);
+        w.key("original");
+        json_value(w, e.original);
+        w.key("owners");
+        w.begin_array();
+        for (const auto& o : e.owners)
+            w.value(o);
+        w.end_array();
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    out += '\n';
+    return out;
 }
 
-Json system_json(const SystemRecord& r) {
-    Json entries = Json::array();
-    for (const auto& e : r.entries)
-        entries.push_back(
-            {{"key", e.key}, {"original", scalar_json(e.original)}, {"owners", e.owners}});
-    return {{"version", kVersion}, {"entries", std::move(entries)}};
+bool scalar_utf8(const Scalar& s) {
+    const auto* t = std::get_if<std::string>(&s);
+    return !t || valid_utf8(*t);
 }
 
-std::string dump(const Json& j, Json::error_handler_t on_bad_utf8) {
-    return j.dump(2, ' ', false, on_bad_utf8) + '\n';
+bool values_utf8(const std::vector<SavedValue>& values) {
+    return std::all_of(values.begin(), values.end(), [](const SavedValue& v) {
+        return valid_utf8(v.key) && scalar_utf8(v.value);
+    });
 }
 
 // What is saved must read back identically, so a string that is not valid
 // UTF-8 (an interface name may hold any byte) is refused instead of mangled.
-Result<std::string> encode_for_saving(const Json& j, const fs::path& path) {
-    try {
-        return dump(j, Json::error_handler_t::strict);
-    } catch (const Json::exception&) {
+Result<std::string> encode_for_saving(const InterfaceRecord& r, const fs::path& path) {
+    const bool ok = valid_utf8(r.name) && valid_utf8(r.mac) &&
+                    (!r.perm_mac || valid_utf8(*r.perm_mac)) &&
+                    (!r.bus_info || valid_utf8(*r.bus_info)) && valid_utf8(r.profile) &&
+                    valid_utf8(r.transaction) && values_utf8(r.originals) && values_utf8(r.targets);
+    if (!ok)
         return fail(Errc::InvalidArgument, path.string(),
                     "cannot save a string that is not valid UTF-8");
+    return interface_text(r);
+}
+
+Result<std::string> encode_for_saving(const SystemRecord& r, const fs::path& path) {
+    for (const auto& e : r.entries) {
+        bool ok = valid_utf8(e.key) && scalar_utf8(e.original) &&
+                  std::all_of(e.owners.begin(), e.owners.end(),
+                              [](const std::string& o) { return valid_utf8(o); });
+        if (!ok)
+            return fail(Errc::InvalidArgument, path.string(),
+                        "cannot save a string that is not valid UTF-8");
     }
+    return system_text(r);
 }
 
 // ---- decoding
@@ -397,11 +443,11 @@ SystemEntry* SystemRecord::find(std::string_view key) {
 }
 
 std::string to_json_text(const InterfaceRecord& r) {
-    return dump(interface_json(r), Json::error_handler_t::replace);
+    return interface_text(r);
 }
 
 std::string to_json_text(const SystemRecord& r) {
-    return dump(system_json(r), Json::error_handler_t::replace);
+    return system_text(r);
 }
 
 Result<InterfaceRecord> interface_record_from_json(std::string_view text,
@@ -473,7 +519,7 @@ Result<void> StateStore::save_interface(const InterfaceRecord& r) {
     if (auto ok = check_name(r.name); !ok) return ok;
     const fs::path dir = dir_ / "interfaces";
     const fs::path path = dir / (r.name + ".json");
-    auto text = encode_for_saving(interface_json(r), path);
+    auto text = encode_for_saving(r, path);
     if (!text) return std::unexpected(std::move(text.error()));
     if (auto ok = ensure_dir(dir_); !ok) return ok;
     if (auto ok = ensure_dir(dir); !ok) return ok;
@@ -489,7 +535,7 @@ Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> record
     for (const auto& r : records) {
         if (auto ok = check_name(r.name); !ok) return ok;
         const fs::path path = dir / (r.name + ".json");
-        auto text = encode_for_saving(interface_json(r), path);
+        auto text = encode_for_saving(r, path);
         if (!text) return std::unexpected(std::move(text.error()));
         if (auto ok = write_and_rename(path, *text); !ok) return ok;
     }
@@ -551,7 +597,7 @@ Result<SystemRecord> StateStore::load_system() const {
 
 Result<void> StateStore::save_system(const SystemRecord& r) {
     const fs::path path = dir_ / "system.json";
-    auto text = encode_for_saving(system_json(r), path);
+    auto text = encode_for_saving(r, path);
     if (!text) return std::unexpected(std::move(text.error()));
     if (auto ok = ensure_dir(dir_); !ok) return ok;
     return write_atomically(path, *text);

@@ -116,60 +116,109 @@ bool same_group(const Write& a, const Write& b) {
     return a.nic && b.nic && a.nic->ifindex == b.nic->ifindex;
 }
 
-// Executes the writes, grouped. Returns one result per write (a group's error
-// applies to each of its writes) and how many writes were attempted: with
-// stop_on_error, nothing after the first failed group is sent.
+// Executes the writes, grouped: consecutive writes to one interface and
+// section are one message, and consecutive messages of the same phase on
+// different interfaces go to the backend together (pipelined: one round trip
+// for hundreds of interfaces). Returns one result per write (a message's
+// error applies to each of its writes) and which were attempted: with
+// stop_on_error, nothing after a batch with a failure is sent.
 struct Executed {
     std::vector<std::optional<Error>> errors;
-    std::size_t attempted = 0;
+    std::vector<bool> attempted;
 };
+
+struct Group {
+    std::size_t first = 0, last = 0;  // [first, last) in writes
+};
+
+bool batchable(const Write& w) {
+    return w.nic.has_value() && w.id.section != Section::Sysctl && w.id.section != Section::Tuned;
+}
 
 Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_error,
                  const std::function<void(int group)>& before = {}) {
     Executed out;
     out.errors.resize(writes.size());
-    std::size_t i = 0;
-    int group = 0;
-    while (i < writes.size()) {
+    out.attempted.assign(writes.size(), false);
+    std::vector<Group> groups;
+    for (std::size_t i = 0; i < writes.size();) {
         std::size_t j = i + 1;
         while (j < writes.size() && same_group(writes[i], writes[j]))
             ++j;
-        if (before) before(++group);
-        const Write& w = writes[i];
-        Result<void> r;
-        if (w.id.section == Section::Sysctl) {
-            const auto* v = std::get_if<std::string>(&w.value);
-            r = v ? be.set_sysctl(w.id.name, *v)
-                  : fail(Errc::Internal, w.id.path(), "no value to write");
-        } else if (w.id.section == Section::Tuned) {
-            const auto* v = std::get_if<std::string>(&w.value);
-            r = v ? be.set_tuned_profile(*v)
-                  : fail(Errc::Unsupported, "tuned.profile",
-                         "there was no active tuned profile to return to");
-        } else if (w.id.section == Section::Features) {
-            std::vector<std::pair<std::size_t, bool>> bits;
-            for (std::size_t k = i; k < j; ++k) {
-                const auto* b = std::get_if<bool>(&writes[k].value);
-                bits.emplace_back(writes[k].feature_index, b && *b);
-            }
-            r = be.set_features(*w.nic, w.feature_bits, bits);
-        } else {
-            std::vector<std::pair<Key, uint64_t>> values;
-            for (std::size_t k = i; k < j; ++k)
-                if (auto v = device_value_of(*writes[k].id.key, writes[k].value))
-                    values.emplace_back(*writes[k].id.key, *v);
-            r = be.set_device(*w.nic, w.id.section, values);
-        }
-        out.attempted = j;
-        if (!r) {
-            Error e = r.error();
-            if (w.nic && !e.context.starts_with(w.nic->name))
-                e.context = w.nic->name + ": " + e.context;
-            for (std::size_t k = i; k < j; ++k)
-                out.errors[k] = e;
-            if (stop_on_error) break;
-        }
+        groups.push_back({i, j});
         i = j;
+    }
+    auto record = [&](const Group& g, const Result<void>& r) {
+        for (std::size_t k = g.first; k < g.last; ++k)
+            out.attempted[k] = true;
+        if (r) return false;
+        Error e = r.error();
+        const Write& w = writes[g.first];
+        if (w.nic && !e.context.starts_with(w.nic->name))
+            e.context = w.nic->name + ": " + e.context;
+        for (std::size_t k = g.first; k < g.last; ++k)
+            out.errors[k] = e;
+        return true;
+    };
+    int group_no = 0;
+    for (std::size_t gi = 0; gi < groups.size();) {
+        const Write& w0 = writes[groups[gi].first];
+        // The batch: following groups of the same kind and phase.
+        std::size_t gj = gi + 1;
+        if (batchable(w0)) {
+            const bool features = w0.id.section == Section::Features;
+            while (gj < groups.size()) {
+                const Write& w = writes[groups[gj].first];
+                if (!batchable(w) || (w.id.section == Section::Features) != features ||
+                    phase_of_setting(w.id) != phase_of_setting(w0.id))
+                    break;
+                ++gj;
+            }
+        }
+        if (before)
+            for (std::size_t g = gi; g < gj; ++g)
+                before(++group_no);
+        bool failed = false;
+        if (w0.id.section == Section::Sysctl) {
+            const auto* v = std::get_if<std::string>(&w0.value);
+            failed =
+                record(groups[gi], v ? be.set_sysctl(w0.id.name, *v)
+                                     : fail(Errc::Internal, w0.id.path(), "no value to write"));
+        } else if (w0.id.section == Section::Tuned) {
+            const auto* v = std::get_if<std::string>(&w0.value);
+            failed = record(groups[gi], v ? be.set_tuned_profile(*v)
+                                          : fail(Errc::Unsupported, "tuned.profile",
+                                                 "there was no active tuned profile to return to"));
+        } else if (w0.id.section == Section::Features) {
+            std::vector<FeatureChange> changes;
+            for (std::size_t g = gi; g < gj; ++g) {
+                FeatureChange c{
+                    *writes[groups[g].first].nic, writes[groups[g].first].feature_bits, {}};
+                for (std::size_t k = groups[g].first; k < groups[g].last; ++k) {
+                    const auto* b = std::get_if<bool>(&writes[k].value);
+                    c.bits.emplace_back(writes[k].feature_index, b && *b);
+                }
+                changes.push_back(std::move(c));
+            }
+            auto rs = be.set_features_many(changes);
+            for (std::size_t g = gi; g < gj; ++g)
+                failed |= record(groups[g], rs[g - gi]);
+        } else {
+            std::vector<DeviceChange> changes;
+            for (std::size_t g = gi; g < gj; ++g) {
+                const Write& w = writes[groups[g].first];
+                DeviceChange c{*w.nic, w.id.section, {}};
+                for (std::size_t k = groups[g].first; k < groups[g].last; ++k)
+                    if (auto v = device_value_of(*writes[k].id.key, writes[k].value))
+                        c.values.emplace_back(*writes[k].id.key, *v);
+                changes.push_back(std::move(c));
+            }
+            auto rs = be.set_devices(changes);
+            for (std::size_t g = gi; g < gj; ++g)
+                failed |= record(groups[g], rs[g - gi]);
+        }
+        if (failed && stop_on_error) break;
+        gi = gj;
     }
     return out;
 }
@@ -213,13 +262,21 @@ Reread reread(Backend& be, const std::vector<Write>& writes) {
             names.push_back(w.nic->name);
     // One read for all (dumps when there are many); when one of them has
     // vanished, one by one so that it does not hide the others.
+    // Only the families the writes touched, and no driver identity.
+    ReadRequest req{names, true};
+    req.sections = 0;
+    req.identity = false;
+    for (const auto& w : writes)
+        if (w.nic) req.sections |= ReadRequest::bit(w.id.section);
     auto all = names.empty() ? Result<std::vector<NicState>>(std::vector<NicState>{})
-                             : be.read_interfaces(ReadRequest{names, true});
+                             : be.read_interfaces(req);
     if (all) {
         out.nics = std::move(*all);
     } else if (all.error().code == Errc::NoSuchInterface) {
         for (const auto& n : names) {
-            auto r = be.read_interfaces(ReadRequest{{n}, true});
+            ReadRequest one = req;
+            one.names = {n};
+            auto r = be.read_interfaces(one);
             if (r)
                 for (auto& s : *r)
                     out.nics.push_back(std::move(s));
@@ -361,6 +418,24 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         writes.push_back(Write{std::nullopt, plan.system[k].setting, plan.system[k].target, 0, 0});
         refs.push_back({kSystem, k});
     }
+    // Phase by phase across interfaces (each interface keeps its own order),
+    // so that the same phase on many interfaces goes out as one batch.
+    {
+        std::vector<std::size_t> order(writes.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return phase_of_setting(writes[a].id) < phase_of_setting(writes[b].id);
+        });
+        std::vector<Write> w2;
+        std::vector<StepRef> r2;
+        for (std::size_t i : order) {
+            w2.push_back(std::move(writes[i]));
+            r2.push_back(refs[i]);
+        }
+        writes = std::move(w2);
+        refs = std::move(r2);
+    }
 
     // Save the originals before the first change.
     std::vector<std::optional<InterfaceRecord>> previous(plan.interfaces.size());
@@ -450,8 +525,8 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     // Apply: one message per interface and section, in plan order.
     auto run = execute(be, writes, !opts.keep_going, opts.before_change);
     bool failed = false;
-    for (std::size_t i = 0; i < run.attempted; ++i) {
-        if (!run.errors[i]) continue;
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+        if (!run.attempted[i] || !run.errors[i]) continue;
         auto& sr = step_result(refs[i]);
         sr.outcome = Outcome::Failed;
         sr.error = run.errors[i];
@@ -463,7 +538,8 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     Reread after;
     if (!failed || opts.keep_going) {
         after = reread(be, writes);
-        for (std::size_t i = 0; i < run.attempted; ++i) {
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+            if (!run.attempted[i]) continue;
             auto& sr = step_result(refs[i]);
             if (sr.outcome == Outcome::Failed) continue;
             const NicState* nic =
@@ -524,9 +600,9 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         // Undo this transaction, newest first, to the values before it.
         std::vector<Write> undo;
         std::vector<std::size_t> undone;  // index into writes, per undo entry
-        for (std::size_t i = run.attempted; i-- > 0;) {
-            // A write the kernel refused did not change anything.
-            if (run.errors[i]) continue;
+        for (std::size_t i = writes.size(); i-- > 0;) {
+            // A write the kernel refused (or never saw) did not change anything.
+            if (!run.attempted[i] || run.errors[i]) continue;
             Write w = writes[i];
             w.value = step_result(refs[i]).step.current;
             undo.push_back(std::move(w));
@@ -539,8 +615,8 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         // Applied then undone: rolled_back (or, if the undo failed, what it
         // was: it is still in effect, and listed in left()); never sent:
         // not_reached.
-        for (std::size_t i = run.attempted; i < writes.size(); ++i)
-            step_result(refs[i]).outcome = Outcome::NotReached;
+        for (std::size_t i = 0; i < writes.size(); ++i)
+            if (!run.attempted[i]) step_result(refs[i]).outcome = Outcome::NotReached;
         for (std::size_t j = 0; j < undone.size(); ++j) {
             auto& sr = step_result(refs[undone[j]]);
             if (res.rollback[j].ok && sr.outcome != Outcome::Failed)
@@ -576,6 +652,17 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
 RollbackResult rollback_interface(Backend& be, StateStore& store, const std::string& name) {
     RollbackResult out;
     out.interface = name;
+    // An interface that is not here and has nothing saved is the caller's
+    // mistake: say so, and leave no lock file behind for a made-up name.
+    if (auto here = be.read_interfaces(ReadRequest{{name}, true});
+        !here && here.error().code != Errc::Busy) {
+        auto saved = store.load_interface(name);
+        if (saved && !*saved) {
+            out.result = TxResult::Refused;
+            out.error = here.error();
+            return out;
+        }
+    }
     auto lock = store.lock(name);
     if (!lock) {
         out.result = TxResult::Refused;

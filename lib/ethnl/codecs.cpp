@@ -220,7 +220,8 @@ Result<std::vector<uint32_t>> read_words(const nlattr* a, uint32_t nbits, std::s
         return corrupt(context, fmt::format("{} has {} bytes, {} bits need {}", where.str(),
                                             attr_len(a), nbits, want));
     std::vector<uint32_t> out(words_for(nbits));
-    std::memcpy(out.data(), mnl_attr_get_payload(a), want);
+    // An empty bitset (SIZE 0) has no words: memcpy must not see the null data().
+    if (want != 0) std::memcpy(out.data(), mnl_attr_get_payload(a), want);
     return out;
 }
 

@@ -307,6 +307,94 @@ Result<void> Socket::get(uint8_t cmd, int ifindex, uint32_t header_flags, const 
     return run(nlh, on_reply);
 }
 
+std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetRequest> reqs) {
+    std::vector<Result<void>> results(reqs.size());
+    // Requests go out in windows: several messages in one datagram (the
+    // kernel handles each and ACKs each, in order, also after an error),
+    // then the ACKs are collected by sequence number. One round trip per
+    // window instead of one per device.
+    constexpr std::size_t kWindowBytes = 32 * 1024;
+    // Each ACK costs a socket buffer's worth of accounting (~1 KiB): more
+    // outstanding than the receive buffer holds and the kernel drops them
+    // (ENOBUFS).
+    constexpr std::size_t kWindowMessages = 64;
+    auto window = std::make_unique_for_overwrite<char[]>(kWindowBytes);
+    std::size_t next = 0;
+    while (next < reqs.size()) {
+        std::size_t used = 0;
+        const std::size_t first = next;
+        const uint32_t first_seq = seq_ + 1;
+        std::vector<nlmsghdr*> sent;
+        alignas(nlmsghdr) std::array<char, kRequestBufferSize> one;
+        while (next < reqs.size() && sent.size() < kWindowMessages) {
+            nlmsghdr* nlh = start_request(one.data(), family_, NLM_F_REQUEST | NLM_F_ACK, cmd,
+                                          ETHTOOL_GENL_VERSION);
+            put_header(nlh, kHeaderAttr, reqs[next].ifindex, ETHTOOL_FLAG_OMIT_REPLY);
+            if (reqs[next].build) reqs[next].build(nlh);
+            const std::size_t len = NLMSG_ALIGN(nlh->nlmsg_len);
+            if (used + len > kWindowBytes) break;
+            nlh->nlmsg_seq = ++seq_;
+            std::memcpy(window.get() + used, nlh, nlh->nlmsg_len);
+            sent.push_back(reinterpret_cast<nlmsghdr*>(window.get() + used));
+            used += len;
+            ++next;
+        }
+        if (sent.empty()) {
+            results[next] = fail(Errc::Internal, "ethtool request", "request larger than a window");
+            ++next;
+            continue;
+        }
+        auto fail_rest = [&](const Error& e) {
+            for (std::size_t i = first; i < next; ++i)
+                if (results[i]) results[i] = std::unexpected(e);
+        };
+        if (mnl_socket_sendto(nl_, window.get(), used) < 0) {
+            auto e = fail_errno(errno, describe(sent.front()) + ": send");
+            fail_rest(e.error());
+            continue;
+        }
+        std::vector<bool> done(sent.size(), false);
+        std::size_t pending = sent.size();
+        while (pending > 0) {
+            const ssize_t n = mnl_socket_recvfrom(nl_, buf_.get(), kRecvBufferSize);
+            if (n < 0) {
+                const int err = errno;
+                if (err == EINTR) continue;
+                Error e = err == EAGAIN
+                              ? Error{Errc::Io,
+                                      ETIMEDOUT,
+                                      describe(sent.front()),
+                                      fmt::format("no reply from the kernel within {} s",
+                                                  kReplyTimeoutSeconds),
+                                      {}}
+                              : fail_errno(err, describe(sent.front()) + ": receive").error();
+                for (std::size_t k = 0; k < sent.size(); ++k)
+                    if (!done[k]) results[first + k] = std::unexpected(e);
+                pending = 0;
+                break;
+            }
+            int left = static_cast<int>(n);
+            for (const auto* nlh = reinterpret_cast<const nlmsghdr*>(buf_.get());
+                 mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+                if (nlh->nlmsg_pid != portid_ || nlh->nlmsg_type != NLMSG_ERROR) continue;
+                if (nlh->nlmsg_seq < first_seq || nlh->nlmsg_seq >= first_seq + sent.size())
+                    continue;
+                const std::size_t k = nlh->nlmsg_seq - first_seq;
+                if (done[k]) continue;
+                done[k] = true;
+                --pending;
+                auto st = parse_error_msg(nlh);
+                if (!st)
+                    results[first + k] =
+                        fail(Errc::Internal, describe(sent[k]), "truncated NLMSG_ERROR");
+                else if (st->err != 0)
+                    results[first + k] = std::unexpected(kernel_error(*st, describe(sent[k])));
+            }
+        }
+    }
+    return results;
+}
+
 Result<void> Socket::set(uint8_t cmd, int ifindex, const BuildFn& build) {
     alignas(nlmsghdr) std::array<char, kRequestBufferSize> req;
     nlmsghdr* nlh =

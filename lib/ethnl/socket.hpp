@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "model/nic_state.hpp"
 #include "util/error.hpp"
@@ -51,6 +52,14 @@ class Socket {
 
     // A SET (or ACT) request for one device, waiting for its ACK.
     Result<void> set(uint8_t cmd, int ifindex, const BuildFn& build);
+
+    // Many SETs of one command, pipelined (several per datagram, ACKs
+    // collected after): one result per request, in order.
+    struct SetRequest {
+        int ifindex = 0;
+        BuildFn build;
+    };
+    std::vector<Result<void>> set_many(uint8_t cmd, std::span<const SetRequest> reqs);
 
     // The kernel's feature names (string set ETH_SS_FEATURES), read once and
     // cached for the life of the socket.

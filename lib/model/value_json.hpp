@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "model/value.hpp"
+#include "util/json_writer.hpp"
 
 namespace nictune {
 
@@ -18,6 +19,17 @@ Json scalar_to_json(const Scalar& s) {
         Json operator()(const std::string& t) const { return t; }
     };
     return std::visit(V{}, s);
+}
+
+inline void json_value(JsonWriter& w, const Scalar& s) {
+    if (const auto* b = std::get_if<bool>(&s))
+        w.value(*b);
+    else if (const auto* n = std::get_if<uint64_t>(&s))
+        w.value(*n);
+    else if (const auto* t = std::get_if<std::string>(&s))
+        w.value(std::string_view(*t));
+    else
+        w.null();
 }
 
 }  // namespace nictune

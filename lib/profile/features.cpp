@@ -89,6 +89,21 @@ constexpr std::array<std::string_view, 62> kKernelNames = {
     "hsr-dup-offload",
 };
 
+// The alias patterns use only '*'; matching them without fnmatch avoids two
+// string copies per comparison (an apply to 512 interfaces expands each alias
+// against 64 names on every one).
+bool star_match(std::string_view pat, std::string_view s) {
+    const auto star = pat.find('*');
+    if (star == std::string_view::npos) return pat == s;
+    const std::string_view head = pat.substr(0, star);
+    if (!s.starts_with(head)) return false;
+    const std::string_view rest = pat.substr(star + 1);
+    const std::string_view tail = s.substr(head.size());
+    for (std::size_t i = 0; i <= tail.size(); ++i)
+        if (star_match(rest, tail.substr(i))) return true;
+    return false;
+}
+
 }  // namespace
 
 std::span<const Alias> aliases() {
@@ -116,7 +131,7 @@ std::vector<std::string> expand(std::string_view name, const FeatureNames& devic
     std::vector<std::string> out;
     if (const Alias* a = find_alias(name)) {
         for (const auto& n : device_names)
-            if (glob_match(a->pattern, n)) out.push_back(n);
+            if (star_match(a->pattern, n)) out.push_back(n);
         return out;
     }
     if (std::find(device_names.begin(), device_names.end(), name) != device_names.end())

@@ -1,12 +1,36 @@
 #include "report/json_report.hpp"
 
+#include <array>
+
 #include "model/value_json.hpp"
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 
 namespace nictune::report {
 namespace {
 
-void section(JsonWriter& w, const NicState& st, Section s) {
+// Quoted keys, made once per report: feature names repeat on every
+// interface, schema keys in every section.
+struct KeyCache {
+    std::array<std::string, kKeyCount> device;
+    const FeatureNames* feature_names = nullptr;
+    std::vector<std::string> features;
+
+    KeyCache() {
+        for (const auto& k : device_keys())
+            device[key_index(k.key)] = quote_key(k.name);
+    }
+    const std::vector<std::string>& for_features(const FeatureNames& names) {
+        if (feature_names != &names) {
+            features.clear();
+            for (const auto& n : names)
+                features.push_back(quote_key(n));
+            feature_names = &names;
+        }
+        return features;
+    }
+};
+
+void section(JsonWriter& w, const NicState& st, Section s, const KeyCache& keys) {
     w.key(section_info(s).name);
     if (!st.values.any_in(s)) {
         w.null();
@@ -15,7 +39,10 @@ void section(JsonWriter& w, const NicState& st, Section s) {
     w.begin_object();
     for (const auto& k : device_keys()) {
         if (k.section != s) continue;
-        if (auto v = st.values.get(k.key)) w.field(k.name, scalar_of(k.key, *v));
+        if (auto v = st.values.get(k.key)) {
+            w.quoted_key(keys.device[key_index(k.key)]);
+            json_value(w, scalar_of(k.key, *v));
+        }
     }
     w.end_object();
 }
@@ -24,8 +51,10 @@ void finding(JsonWriter& w, const Finding& f) {
     w.begin_object();
     w.field("severity", severity_name(f.severity));
     w.field("key", f.key);
-    w.field("expected", f.expected);
-    w.field("actual", f.actual);
+    w.key("expected");
+    json_value(w, f.expected);
+    w.key("actual");
+    json_value(w, f.actual);
     w.field("message", f.message);
     w.key("fix");
     if (f.fix.empty())
@@ -35,7 +64,7 @@ void finding(JsonWriter& w, const Finding& f) {
     w.end_object();
 }
 
-void interface(JsonWriter& w, const InterfaceAudit& a) {
+void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
     const auto& st = a.state;
     const auto& id = st.id;
     w.begin_object();
@@ -63,13 +92,17 @@ void interface(JsonWriter& w, const InterfaceAudit& a) {
     w.field("sriov_vf", id.sriov_vf);
     for (Section s :
          {Section::Link, Section::Coalesce, Section::Rings, Section::Channels, Section::Pause})
-        section(w, st, s);
+        section(w, st, s, keys);
     if (st.features && st.features->names) {
         const auto& fs = *st.features;
+        const auto& quoted = keys.for_features(*fs.names);
         w.key("features");
         w.begin_object();
-        for (std::size_t i = 0; i < fs.size(); ++i)
-            if (!(*fs.names)[i].empty()) w.field((*fs.names)[i], fs.is_active(i));
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            if ((*fs.names)[i].empty()) continue;
+            w.quoted_key(quoted[i]);
+            w.value(fs.is_active(i));
+        }
         w.end_object();
         w.key("features_fixed");
         w.begin_array();
@@ -114,8 +147,9 @@ std::string audit_json_text(const AuditReport& r) {
     w.key("interfaces");
     w.begin_array();
     uint64_t counts[3] = {0, 0, 0};
+    KeyCache keys;
     for (const auto& a : r.interfaces) {
-        interface(w, a);
+        interface(w, a, keys);
         for (const auto& f : a.findings)
             ++counts[static_cast<int>(f.severity)];
     }

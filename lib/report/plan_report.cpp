@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "model/value_json.hpp"
 #include "report/json_report.hpp"
 #include "report/text_report.hpp"
+#include "util/json_writer.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
@@ -14,103 +16,188 @@ std::string paint(bool color, std::string_view code, std::string_view s) {
     return fmt::format("\033[{}m{}\033[0m", code, s);
 }
 
-nlohmann::json step_json(const PlanStep& s) {
-    return {{"order", s.order},
-            {"key", s.setting.path()},
-            {"requested", s.requested},
-            {"current", scalar_json(s.current)},
-            {"target", scalar_json(s.target)},
-            {"kind", step_kind_name(s.kind)},
-            {"resolution", resolution_name(s.resolution)},
-            {"note", s.note},
-            {"resets_link", s.resets_link}};
+void write_error(JsonWriter& w, const Error& e) {
+    w.begin_object();
+    w.field("code", errc_name(e.code));
+    w.field("errno", e.sys_errno);
+    w.field("context", e.context);
+    w.field("message", e.message);
+    w.key("kernel_message");
+    if (e.kernel_message.empty())
+        w.null();
+    else
+        w.value(e.kernel_message);
+    w.field("text", e.str());
+    w.end_object();
 }
 
-nlohmann::json step_result_json(const StepResult& r) {
-    nlohmann::json j = step_json(r.step);
-    j["outcome"] = outcome_name(r.outcome);
-    j["actual"] = scalar_json(r.actual);
-    j["error"] = r.error ? error_json(*r.error) : nlohmann::json(nullptr);
-    return j;
+void write_optional_error(JsonWriter& w, const std::optional<Error>& e) {
+    w.key("error");
+    if (e)
+        write_error(w, *e);
+    else
+        w.null();
 }
 
-nlohmann::json restore_json(const RestoreResult& r) {
-    return {
-        {"interface", r.interface.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.interface)},
-        {"key", r.key},
-        {"value", scalar_json(r.value)},
-        {"ok", r.ok},
-        {"message", r.message}};
+void write_step_fields(JsonWriter& w, const PlanStep& s) {
+    w.field("order", s.order);
+    w.field("key", s.setting.path());
+    w.field("requested", s.requested);
+    w.key("current");
+    json_value(w, s.current);
+    w.key("target");
+    json_value(w, s.target);
+    w.field("kind", step_kind_name(s.kind));
+    w.field("resolution", resolution_name(s.resolution));
+    w.field("note", s.note);
+    w.field("resets_link", s.resets_link);
+}
+
+void write_step(JsonWriter& w, const PlanStep& s) {
+    w.begin_object();
+    write_step_fields(w, s);
+    w.end_object();
+}
+
+void write_step_result(JsonWriter& w, const StepResult& r) {
+    w.begin_object();
+    write_step_fields(w, r.step);
+    w.field("outcome", outcome_name(r.outcome));
+    w.key("actual");
+    json_value(w, r.actual);
+    write_optional_error(w, r.error);
+    w.end_object();
+}
+
+void write_restore(JsonWriter& w, const RestoreResult& r) {
+    w.begin_object();
+    w.key("interface");
+    if (r.interface.empty())
+        w.null();
+    else
+        w.value(r.interface);
+    w.field("key", r.key);
+    w.key("value");
+    json_value(w, r.value);
+    w.field("ok", r.ok);
+    w.field("message", r.message);
+    w.end_object();
+}
+
+void write_strings(JsonWriter& w, const char* name, const std::vector<std::string>& v) {
+    w.key(name);
+    w.begin_array();
+    for (const auto& x : v)
+        w.value(x);
+    w.end_array();
 }
 
 }  // namespace
 
 nlohmann::json error_json(const Error& e) {
-    return {{"code", errc_name(e.code)},
-            {"errno", e.sys_errno},
-            {"context", e.context},
-            {"message", e.message},
-            {"kernel_message",
-             e.kernel_message.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.kernel_message)},
-            {"text", e.str()}};
+    std::string out;
+    JsonWriter w(out);
+    write_error(w, e);
+    return nlohmann::json::parse(out);
+}
+
+std::string plan_json_text(const Plan& p) {
+    std::string out;
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("profile", p.profile);
+    w.field("profile_file", p.profile_file);
+    w.key("interfaces");
+    w.begin_array();
+    for (const auto& i : p.interfaces) {
+        w.begin_object();
+        w.field("name", i.id.name);
+        w.field("driver", i.id.driver);
+        w.field("matches", i.matches);
+        w.field("match_note", i.match_note);
+        write_strings(w, "warnings", i.warnings);
+        w.key("steps");
+        w.begin_array();
+        for (const auto& s : i.steps)
+            write_step(w, s);
+        w.end_array();
+        w.end_object();
+    }
+    w.end_array();
+    w.key("system");
+    w.begin_array();
+    for (const auto& s : p.system)
+        write_step(w, s);
+    w.end_array();
+    write_strings(w, "refusals", p.refusals());
+    w.field("changes", p.has_changes());
+    w.end_object();
+    return out;
+}
+
+std::string apply_json_text(const ApplyResult& r) {
+    std::string out;
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("transaction", r.transaction);
+    w.field("profile", r.profile);
+    w.field("result", tx_result_name(r.result));
+    w.key("interfaces");
+    w.begin_array();
+    for (const auto& i : r.interfaces) {
+        w.begin_object();
+        w.field("name", i.name);
+        write_strings(w, "warnings", i.warnings);
+        w.key("steps");
+        w.begin_array();
+        for (const auto& s : i.steps)
+            write_step_result(w, s);
+        w.end_array();
+        w.end_object();
+    }
+    w.end_array();
+    w.key("system");
+    w.begin_array();
+    for (const auto& s : r.system)
+        write_step_result(w, s);
+    w.end_array();
+    w.key("rollback");
+    w.begin_array();
+    for (const auto& x : r.rollback)
+        write_restore(w, x);
+    w.end_array();
+    write_strings(w, "left", r.left());
+    write_strings(w, "refusals", r.refusals);
+    write_optional_error(w, r.error);
+    w.end_object();
+    return out;
+}
+
+std::string rollback_json_text(const RollbackResult& r) {
+    std::string out;
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("interface", r.interface);
+    w.field("profile", r.profile);
+    w.field("result", r.nothing_saved ? "nothing_saved" : tx_result_name(r.result));
+    w.key("restored");
+    w.begin_array();
+    for (const auto& x : r.restored)
+        write_restore(w, x);
+    w.end_array();
+    write_optional_error(w, r.error);
+    w.end_object();
+    return out;
 }
 
 nlohmann::json plan_json(const Plan& p) {
-    nlohmann::json ifs = nlohmann::json::array();
-    for (const auto& i : p.interfaces) {
-        nlohmann::json steps = nlohmann::json::array();
-        for (const auto& s : i.steps)
-            steps.push_back(step_json(s));
-        ifs.push_back(
-            {{"name", i.id.name},
-             {"driver", i.id.driver ? nlohmann::json(*i.id.driver) : nlohmann::json(nullptr)},
-             {"matches", i.matches},
-             {"match_note", i.match_note},
-             {"warnings", i.warnings},
-             {"steps", std::move(steps)}});
-    }
-    nlohmann::json sys = nlohmann::json::array();
-    for (const auto& s : p.system)
-        sys.push_back(step_json(s));
-    return {{"profile", p.profile},         {"profile_file", p.profile_file},
-            {"interfaces", std::move(ifs)}, {"system", std::move(sys)},
-            {"refusals", p.refusals()},     {"changes", p.has_changes()}};
+    return nlohmann::json::parse(plan_json_text(p));
 }
-
 nlohmann::json apply_json(const ApplyResult& r) {
-    nlohmann::json ifs = nlohmann::json::array();
-    for (const auto& i : r.interfaces) {
-        nlohmann::json steps = nlohmann::json::array();
-        for (const auto& s : i.steps)
-            steps.push_back(step_result_json(s));
-        ifs.push_back({{"name", i.name}, {"warnings", i.warnings}, {"steps", std::move(steps)}});
-    }
-    nlohmann::json sys = nlohmann::json::array();
-    for (const auto& s : r.system)
-        sys.push_back(step_result_json(s));
-    nlohmann::json rb = nlohmann::json::array();
-    for (const auto& x : r.rollback)
-        rb.push_back(restore_json(x));
-    return {{"transaction", r.transaction},
-            {"profile", r.profile},
-            {"result", tx_result_name(r.result)},
-            {"interfaces", std::move(ifs)},
-            {"system", std::move(sys)},
-            {"rollback", std::move(rb)},
-            {"left", r.left()},
-            {"refusals", r.refusals},
-            {"error", r.error ? error_json(*r.error) : nlohmann::json(nullptr)}};
+    return nlohmann::json::parse(apply_json_text(r));
 }
-
 nlohmann::json rollback_json(const RollbackResult& r) {
-    nlohmann::json rs = nlohmann::json::array();
-    for (const auto& x : r.restored)
-        rs.push_back(restore_json(x));
-    return {{"interface", r.interface},
-            {"profile", r.profile},
-            {"result", r.nothing_saved ? "nothing_saved" : tx_result_name(r.result)},
-            {"restored", std::move(rs)},
-            {"error", r.error ? error_json(*r.error) : nlohmann::json(nullptr)}};
+    return nlohmann::json::parse(rollback_json_text(r));
 }
 
 namespace {
@@ -162,37 +249,42 @@ std::string outcome_label(const std::string& o, bool color) {
     return padded;
 }
 
-std::string step_results_text(const Json& steps, bool color) {
+// What the text view of an apply result needs, filled from the result itself
+// (a direct run) or from its JSON (a reply from nictuned): one renderer.
+struct StepView {
+    std::string key, outcome, kind, resolution, requested, note, current, target, actual, error;
+};
+struct InterfaceView {
+    std::string name;
+    std::vector<std::string> warnings;
+    std::vector<StepView> steps;
+};
+
+std::string step_results_text(const std::vector<StepView>& steps, bool color) {
     std::string out;
     std::size_t width = 20;
     for (const auto& s : steps)
-        width = std::max(width, jstr(s, "key").size());
+        width = std::max(width, s.key.size());
     for (const auto& s : steps) {
-        const std::string o = jstr(s, "outcome");
+        const std::string& o = s.outcome;
         std::string detail;
         if (o == "applied" || o == "translated" || o == "adjusted") {
-            detail = value_text(s.at("current")) + " -> " + value_text(s.at("actual"));
-            if (jstr(s, "resolution") == "translated" || o == "adjusted")
+            detail = s.current + " -> " + s.actual;
+            if (s.resolution == "translated" || o == "adjusted")
                 detail +=
-                    "  (" +
-                    (jstr(s, "note").empty() ? jstr(s, "requested")
-                                             : jstr(s, "requested") + ": " + jstr(s, "note")) +
-                    ")";
+                    "  (" + (s.note.empty() ? s.requested : s.requested + ": " + s.note) + ")";
         } else if (o == "unchanged") {
-            detail = value_text(s.at("current"));
+            detail = s.current;
         } else if (o == "unsupported" || o == "refused") {
-            detail = jstr(s, "note");
+            detail = s.note;
         } else if (o == "failed") {
-            detail = s.contains("error") && s.at("error").is_object() ? jstr(s.at("error"), "text")
-                                                                      : "failed";
-        } else if (o == "not_reached" && jstr(s, "kind") == "change") {
+            detail = s.error.empty() ? "failed" : s.error;
+        } else if (o == "not_reached" && s.kind == "change") {
             detail = "not applied (an earlier step failed)";
         } else if (o == "rolled_back") {
-            detail = value_text(s.at("current")) + " -> " + value_text(s.at("target")) +
-                     ", undone by the rollback";
+            detail = s.current + " -> " + s.target + ", undone by the rollback";
         }
-        out += fmt::format("  {}  {:<{}}  {}\n", outcome_label(o, color), jstr(s, "key"), width,
-                           detail);
+        out += fmt::format("  {}  {:<{}}  {}\n", outcome_label(o, color), s.key, width, detail);
     }
     return out;
 }
@@ -244,46 +336,95 @@ std::string plan_text(const Json& p, bool color) {
     return out;
 }
 
-std::string apply_text(const Json& r, bool color) {
+namespace {
+
+struct ApplyView {
+    std::string transaction, profile, result, error;
+    std::vector<InterfaceView> interfaces;
+    std::vector<StepView> system;
+    Json rollback = Json::array();
+    std::vector<std::string> refusals, left;
+};
+
+std::string apply_text(const ApplyView& r, bool color) {
     std::string out;
-    for (const auto& i : r.at("interfaces")) {
-        out +=
-            fmt::format("{}: profile {}\n", paint(color, "1", jstr(i, "name")), jstr(r, "profile"));
-        for (const auto& w : i.at("warnings"))
-            out += "  " + paint(color, "33", "warning: ") + w.get<std::string>() + "\n";
-        out += step_results_text(i.at("steps"), color);
+    for (const auto& i : r.interfaces) {
+        out += fmt::format("{}: profile {}\n", paint(color, "1", i.name), r.profile);
+        for (const auto& w : i.warnings)
+            out += "  " + paint(color, "33", "warning: ") + w + "\n";
+        out += step_results_text(i.steps, color);
     }
-    if (!r.at("system").empty()) {
+    if (!r.system.empty()) {
         out += paint(color, "1", "system") + "\n";
-        out += step_results_text(r.at("system"), color);
+        out += step_results_text(r.system, color);
     }
-    if (!r.at("rollback").empty()) {
+    if (!r.rollback.empty()) {
         out += paint(color, "1", "rollback") + "\n";
-        out += restore_text(r.at("rollback"), color);
+        out += restore_text(r.rollback, color);
     }
-    const std::string result = jstr(r, "result");
-    const std::string err = error_text(r);
-    if (result == "applied") {
-        out += fmt::format("\nresult: applied and verified (transaction {})\n",
-                           jstr(r, "transaction"));
-    } else if (result == "dry_run") {
+    const std::string& err = r.error;
+    if (r.result == "applied") {
+        out += fmt::format("\nresult: applied and verified (transaction {})\n", r.transaction);
+    } else if (r.result == "dry_run") {
         out += "\nresult: dry run, nothing changed\n";
-    } else if (result == "refused") {
+    } else if (r.result == "refused") {
         out += "\nresult: " + paint(color, "1;31", "refused") + ", nothing was changed\n";
-        for (const auto& x : r.at("refusals"))
-            out += "  " + x.get<std::string>() + "\n";
-        if (!err.empty() && r.at("refusals").empty()) out += "  " + err + "\n";
-    } else if (result == "rolled_back") {
+        for (const auto& x : r.refusals)
+            out += "  " + x + "\n";
+        if (!err.empty() && r.refusals.empty()) out += "  " + err + "\n";
+    } else if (r.result == "rolled_back") {
         out += "\nresult: " + paint(color, "1;31", "failed") +
                " and rolled back: " + (err.empty() ? "a step failed" : err) + "\n";
     } else {
         out += "\nresult: " + paint(color, "1;31", "failed, NOT fully rolled back") + ": " +
                (err.empty() ? "a step failed" : err) + "\n";
-        for (const auto& l : r.at("left"))
-            out += "  left changed: " + l.get<std::string>() + "\n";
+        for (const auto& l : r.left)
+            out += "  left changed: " + l + "\n";
     }
     return out;
 }
+
+StepView view_of(const Json& s) {
+    StepView v;
+    v.key = jstr(s, "key");
+    v.outcome = jstr(s, "outcome");
+    v.kind = jstr(s, "kind");
+    v.resolution = jstr(s, "resolution");
+    v.requested = jstr(s, "requested");
+    v.note = jstr(s, "note");
+    v.current = value_text(s.value("current", Json()));
+    v.target = value_text(s.value("target", Json()));
+    v.actual = value_text(s.value("actual", Json()));
+    if (s.contains("error") && s.at("error").is_object()) v.error = jstr(s.at("error"), "text");
+    return v;
+}
+
+StepView view_of(const StepResult& r) {
+    const auto text = [](const Scalar& x) {
+        return std::holds_alternative<std::monostate>(x) ? "n/a" : to_string(x);
+    };
+    StepView v;
+    v.key = r.step.setting.path();
+    v.outcome = outcome_name(r.outcome);
+    v.kind = step_kind_name(r.step.kind);
+    v.resolution = resolution_name(r.step.resolution);
+    v.requested = r.step.requested;
+    v.note = r.step.note;
+    v.current = text(r.step.current);
+    v.target = text(r.step.target);
+    v.actual = text(r.actual);
+    if (r.error) v.error = r.error->str();
+    return v;
+}
+
+std::vector<std::string> strings_of(const Json& a) {
+    std::vector<std::string> out;
+    for (const auto& x : a)
+        out.push_back(x.get<std::string>());
+    return out;
+}
+
+}  // namespace
 
 std::string rollback_text(const Json& r, bool color) {
     const std::string result = jstr(r, "result");
@@ -306,6 +447,48 @@ std::string rollback_text(const Json& r, bool color) {
                (err.empty() ? "?" : err) + "\n";
     if (!err.empty() && result != "refused") out += "  " + err + "\n";
     return out;
+}
+
+std::string apply_text(const Json& r, bool color) {
+    ApplyView v;
+    v.transaction = jstr(r, "transaction");
+    v.profile = jstr(r, "profile");
+    v.result = jstr(r, "result");
+    v.error = error_text(r);
+    for (const auto& i : r.at("interfaces")) {
+        InterfaceView iv{jstr(i, "name"), strings_of(i.at("warnings")), {}};
+        for (const auto& s : i.at("steps"))
+            iv.steps.push_back(view_of(s));
+        v.interfaces.push_back(std::move(iv));
+    }
+    for (const auto& s : r.at("system"))
+        v.system.push_back(view_of(s));
+    v.rollback = r.at("rollback");
+    v.refusals = strings_of(r.at("refusals"));
+    v.left = strings_of(r.at("left"));
+    return apply_text(v, color);
+}
+
+std::string apply_text(const ApplyResult& r, bool color) {
+    ApplyView v;
+    v.transaction = r.transaction;
+    v.profile = r.profile;
+    v.result = tx_result_name(r.result);
+    if (r.error) v.error = r.error->str();
+    for (const auto& i : r.interfaces) {
+        InterfaceView iv{i.name, i.warnings, {}};
+        iv.steps.reserve(i.steps.size());
+        for (const auto& s : i.steps)
+            iv.steps.push_back(view_of(s));
+        v.interfaces.push_back(std::move(iv));
+    }
+    for (const auto& s : r.system)
+        v.system.push_back(view_of(s));
+    // Rollback lists are short; their JSON form keeps one renderer for them.
+    if (!r.rollback.empty()) v.rollback = apply_json(r).at("rollback");
+    v.refusals = r.refusals;
+    v.left = r.left();
+    return apply_text(v, color);
 }
 
 }  // namespace nictune::report

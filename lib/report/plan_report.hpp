@@ -11,11 +11,19 @@ namespace nictune::report {
 
 // Text views render the JSON form, so that a reply from nictuned prints the
 // same as a direct run.
+// *_json_text: written in one pass (--json output, D-Bus replies); *_json:
+// the same document as a tree.
+std::string plan_json_text(const Plan& p);
+std::string apply_json_text(const ApplyResult& r);
+std::string rollback_json_text(const RollbackResult& r);
 nlohmann::json plan_json(const Plan& p);
 std::string plan_text(const nlohmann::json& plan, bool color);
 
 nlohmann::json apply_json(const ApplyResult& r);
 std::string apply_text(const nlohmann::json& result, bool color);
+// The same view straight from a result (no JSON round trip: a direct apply
+// to hundreds of interfaces).
+std::string apply_text(const ApplyResult& result, bool color);
 
 nlohmann::json rollback_json(const RollbackResult& r);
 std::string rollback_text(const nlohmann::json& rollback, bool color);

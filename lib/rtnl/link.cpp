@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -313,9 +314,12 @@ Result<void> Socket::dump_links(const LinkFn& on_link) {
         Exchange ex;
         ex.links = &links;
         CallbackScope scope(sk_, &ex);
-        ifinfomsg ifi{};
-        ifi.ifi_family = AF_UNSPEC;
-        if (int err = nl_send_simple(sk_, RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof ifi); err < 0)
+        // Without statistics: nictune never reads them, and they are most of
+        // each reply (the kernel also skips gathering them).
+        NlMsgPtr msg = link_request(RTM_GETLINK, NLM_F_DUMP, 0);
+        if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
+        if (!msg) return fail(Errc::Internal, "links: dump", "out of memory");
+        if (int err = nl_send_auto(sk_, msg.get()); err < 0)
             return fail(Errc::Io, "links: dump", std::string("netlink: ") + nl_geterror(err));
         const int err = nl_recvmsgs_default(sk_);
         // The link list changed while the kernel walked it; the replies are
@@ -362,6 +366,7 @@ Result<Link> Socket::get_link(const std::string& name) {
     if (name.size() >= ALTIFNAMSIZ || name.find('\0') != std::string::npos)
         return fail(Errc::InvalidArgument, "link", "invalid interface name \"" + name + "\"");
     NlMsgPtr msg = link_request(RTM_GETLINK, 0, 0);
+    if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
     // Names too long for IFLA_IFNAME can only be alternative names.
     const int attr = name.size() < IFNAMSIZ ? IFLA_IFNAME : IFLA_ALT_IFNAME;
     if (msg && nla_put_string(msg.get(), attr, name.c_str()) < 0) msg.reset();
@@ -371,8 +376,108 @@ Result<Link> Socket::get_link(const std::string& name) {
 Result<Link> Socket::get_link(int ifindex) {
     if (ifindex <= 0)
         return fail(Errc::InvalidArgument, "link", "invalid ifindex " + std::to_string(ifindex));
-    return get_one(sk_, link_request(RTM_GETLINK, 0, ifindex),
-                   "ifindex " + std::to_string(ifindex));
+    NlMsgPtr msg = link_request(RTM_GETLINK, 0, ifindex);
+    if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
+    return get_one(sk_, std::move(msg), "ifindex " + std::to_string(ifindex));
+}
+
+std::vector<Result<void>> Socket::change_links(
+    std::span<const std::pair<int, LinkChange>> changes) {
+    std::vector<Result<void>> results(changes.size());
+    std::vector<std::string> contexts(changes.size());
+    constexpr std::size_t kWindowBytes = 32 * 1024;
+    std::vector<char> window;
+    window.reserve(kWindowBytes);
+    std::size_t next = 0;
+    while (next < changes.size()) {
+        window.clear();
+        const std::size_t first = next;
+        std::vector<uint32_t> seqs;
+        // Each ACK costs ~1 KiB of the receive buffer; more outstanding
+        // than it holds and the kernel drops them (ENOBUFS).
+        while (next < changes.size() && window.size() + 256 <= kWindowBytes && seqs.size() < 64) {
+            const auto& [ifindex, change] = changes[next];
+            std::string& ctx = contexts[next];
+            ctx = "ifindex " + std::to_string(ifindex) + ": ";
+            if (change.mtu) ctx += key_path(Key::LinkMtu) + "=" + std::to_string(*change.mtu);
+            if (change.txqueuelen)
+                ctx += std::string(change.mtu ? ", " : "") + key_path(Key::LinkTxqueuelen) + "=" +
+                       std::to_string(*change.txqueuelen);
+            ctx += ": set";
+            NlMsgPtr msg = link_request(RTM_NEWLINK, NLM_F_ACK, ifindex);
+            if (msg && change.mtu && nla_put_u32(msg.get(), IFLA_MTU, *change.mtu) < 0) msg.reset();
+            if (msg && change.txqueuelen &&
+                nla_put_u32(msg.get(), IFLA_TXQLEN, *change.txqueuelen) < 0)
+                msg.reset();
+            if (!msg || ifindex <= 0) {
+                results[next] = fail(Errc::Internal, ctx, "cannot build the request");
+                seqs.push_back(0);
+                ++next;
+                continue;
+            }
+            nlmsghdr* nlh = nlmsg_hdr(msg.get());
+            // Sequence numbers of our own, outside libnl's: these ACKs are
+            // read here, and libnl's expected sequence must stay in step.
+            static uint32_t batch_seq = 0x80000000U;
+            nlh->nlmsg_seq = ++batch_seq;
+            // nl_send_auto would add these; without NLM_F_REQUEST the kernel
+            // ACKs the message without acting on it.
+            nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+            nlh->nlmsg_pid = 0;
+            seqs.push_back(nlh->nlmsg_seq);
+            const auto* bytes = reinterpret_cast<const char*>(nlh);
+            window.insert(window.end(), bytes, bytes + NLMSG_ALIGN(nlh->nlmsg_len));
+            ++next;
+        }
+        std::size_t pending = 0;
+        for (auto q : seqs)
+            pending += q != 0;
+        if (pending == 0) continue;
+        if (nl_sendto(sk_, window.data(), window.size()) < 0) {
+            for (std::size_t i = first; i < next; ++i)
+                if (results[i]) results[i] = fail(Errc::Io, contexts[i], "netlink: cannot send");
+            continue;
+        }
+        std::vector<bool> done(seqs.size(), false);
+        while (pending > 0) {
+            sockaddr_nl who{};
+            unsigned char* buf = nullptr;
+            const int n = nl_recv(sk_, &who, &buf, nullptr);
+            if (n <= 0) {
+                for (std::size_t k = 0; k < seqs.size(); ++k)
+                    if (seqs[k] != 0 && !done[k])
+                        results[first + k] =
+                            fail(Errc::Io, contexts[first + k], "netlink: no acknowledgement");
+                std::free(buf);
+                break;
+            }
+            int left = n;
+            for (auto* nlh = reinterpret_cast<nlmsghdr*>(buf); nlmsg_ok(nlh, left);
+                 nlh = nlmsg_next(nlh, &left)) {
+                if (nlh->nlmsg_type != NLMSG_ERROR ||
+                    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr)))
+                    continue;
+                auto it = std::find(seqs.begin(), seqs.end(), nlh->nlmsg_seq);
+                if (it == seqs.end()) continue;
+                const auto k = static_cast<std::size_t>(it - seqs.begin());
+                if (done[k]) continue;
+                done[k] = true;
+                --pending;
+                nlmsgerr err{};
+                std::memcpy(&err, NLMSG_DATA(nlh), sizeof err);
+                if (err.error != 0) {
+                    Error e{Errc::Kernel, -err.error, contexts[first + k],
+                            std::strerror(-err.error), extack_message(nlh)};
+                    if (e.sys_errno == ENODEV) e.code = Errc::NoSuchInterface;
+                    if (e.sys_errno == EPERM || e.sys_errno == EACCES)
+                        e.code = Errc::PermissionDenied;
+                    results[first + k] = std::unexpected(std::move(e));
+                }
+            }
+            std::free(buf);
+        }
+    }
+    return results;
 }
 
 Result<void> Socket::change_link(int ifindex, const LinkChange& change) {

@@ -12,7 +12,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "model/nic_state.hpp"
 #include "util/error.hpp"
@@ -59,6 +62,9 @@ class Socket {
     Result<Link> get_link(int ifindex);
     // Applies the change; errors carry errno and the kernel's extack text.
     Result<void> change_link(int ifindex, const LinkChange& change);
+    // Many changes pipelined (several messages per datagram, ACKs collected
+    // afterwards): one result per change, in order.
+    std::vector<Result<void>> change_links(std::span<const std::pair<int, LinkChange>> changes);
 
     // Event socket: joins RTNLGRP_LINK; read with receive_events() on fd().
     Result<void> subscribe_links();

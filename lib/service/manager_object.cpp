@@ -151,7 +151,7 @@ std::tuple<ManagerObject::Steps, std::string> ManagerObject::Plan(
                 add(i.id.name, s);
         for (const auto& s : p->system)
             add("", s);
-        return std::tuple{std::move(out), report::plan_json(*p).dump()};
+        return std::tuple{std::move(out), report::plan_json_text(*p)};
     });
 }
 
@@ -181,7 +181,7 @@ std::tuple<std::string, std::string, ManagerObject::Outcomes, std::string> Manag
         for (const auto& s : r->system)
             add("", s);
         return std::tuple{r->transaction, std::string(tx_result_name(r->result)), std::move(out),
-                          report::apply_json(*r).dump()};
+                          report::apply_json_text(*r)};
     });
 }
 
@@ -191,14 +191,16 @@ std::tuple<std::string, ManagerObject::Restored, std::string> ManagerObject::Rol
         check_interfaces({interface});
         authorize();
         auto r = manager_.rollback(interface);
-        if (r.result == TxResult::Refused && r.error && r.error->code == Errc::Busy)
+        // Busy and the caller's own mistakes (an unknown interface) are errors.
+        if (r.result == TxResult::Refused && r.error &&
+            (r.error->code == Errc::Busy || r.error->is_user_error()))
             throw to_dbus_error(*r.error);
         if (r.result == TxResult::RolledBack) watcher_.note_rollback(interface);
         Restored out;
         for (const auto& x : r.restored)
             out.emplace_back(x.interface, x.key, to_string(x.value), x.ok, x.message);
-        auto j = report::rollback_json(r);
-        return std::tuple{j.at("result").get<std::string>(), std::move(out), j.dump()};
+        return std::tuple{std::string(r.nothing_saved ? "nothing_saved" : tx_result_name(r.result)),
+                          std::move(out), report::rollback_json_text(r)};
     });
 }
 

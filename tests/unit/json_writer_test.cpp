@@ -1,4 +1,4 @@
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,8 @@
 #include "report/json_report.hpp"
 
 namespace nictune::report {
+using nictune::append_json_string;
+using nictune::JsonWriter;
 namespace {
 
 TEST(JsonWriter, LaysOutLikeNlohmannDumpTwo) {

@@ -12,12 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "model/value.hpp"
-
-namespace nictune::report {
+namespace nictune {
 
 class JsonWriter {
   public:
+    // indent 0: compact, on one line.
     explicit JsonWriter(std::string& out, int indent = 2) : out_(out), indent_(indent) {}
 
     void begin_object();
@@ -25,6 +24,9 @@ class JsonWriter {
     void begin_array();
     void end_array();
     void key(std::string_view k);
+    // A key already quoted and followed by ": " (see quoted_key), for keys
+    // written many times over (feature names, schema keys).
+    void quoted_key(std::string_view q);
 
     void value(std::string_view s);
     void value(const char* s) { value(std::string_view(s)); }
@@ -33,7 +35,6 @@ class JsonWriter {
     void value(uint64_t n);
     void value(int64_t n);
     void value(int n) { value(static_cast<int64_t>(n)); }
-    void value(const Scalar& s);
     void null();
     template <class T>
     void value(const std::optional<T>& v) {
@@ -62,5 +63,11 @@ class JsonWriter {
 
 // Appends s as a JSON string literal (quotes included).
 void append_json_string(std::string& out, std::string_view s);
+// "\"name\": ", for JsonWriter::quoted_key.
+std::string quote_key(std::string_view k);
 
-}  // namespace nictune::report
+// Whether s is valid UTF-8 (what must read back byte for byte is refused
+// rather than written with replacements).
+bool valid_utf8(std::string_view s);
+
+}  // namespace nictune

@@ -1,8 +1,8 @@
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 
 #include <charconv>
 
-namespace nictune::report {
+namespace nictune {
 namespace {
 
 // Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
@@ -37,14 +37,39 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
 
 }  // namespace
 
+bool valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = utf8_length(s, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
 void append_json_string(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
     out += '"';
-    for (std::size_t i = 0; i < s.size();) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        // Copy the longest run that needs no escaping in one append: names
+        // and keys are almost always plain ASCII.
+        std::size_t j = i;
+        while (j < s.size()) {
+            const auto c = static_cast<unsigned char>(s[j]);
+            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+            ++j;
+        }
+        out.append(s.data() + i, j - i);
+        i = j;
+        if (i == s.size()) break;
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
             if (std::size_t n = utf8_length(s, i)) {
-                out.append(s.substr(i, n));
+                out.append(s.data() + i, n);
                 i += n;
             } else {
                 out += "\\ufffd";
@@ -75,13 +100,9 @@ void append_json_string(std::string& out, std::string_view s) {
                 out += "\\t";
                 break;
             default:
-                if (c < 0x20) {
-                    out += "\\u00";
-                    out += kHex[c >> 4];
-                    out += kHex[c & 0xf];
-                } else {
-                    out += static_cast<char>(c);
-                }
+                out += "\\u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xf];
         }
         ++i;
     }
@@ -95,6 +116,7 @@ void JsonWriter::item() {
     }
     if (counts_.empty()) return;
     if (counts_.back()++ > 0) out_ += ',';
+    if (indent_ <= 0) return;  // compact
     out_ += '\n';
     out_.append(counts_.size() * static_cast<std::size_t>(indent_), ' ');
 }
@@ -108,7 +130,7 @@ void JsonWriter::open(char c) {
 void JsonWriter::close(char c) {
     const int n = counts_.back();
     counts_.pop_back();
-    if (n > 0) {
+    if (n > 0 && indent_ > 0) {
         out_ += '\n';
         out_.append(counts_.size() * static_cast<std::size_t>(indent_), ' ');
     }
@@ -131,8 +153,21 @@ void JsonWriter::end_array() {
 void JsonWriter::key(std::string_view k) {
     item();
     append_json_string(out_, k);
-    out_ += ": ";
+    out_ += indent_ > 0 ? ": " : ":";
     after_key_ = true;
+}
+
+void JsonWriter::quoted_key(std::string_view q) {
+    item();
+    out_.append(q);
+    after_key_ = true;
+}
+
+std::string quote_key(std::string_view k) {
+    std::string out;
+    append_json_string(out, k);
+    out += ": ";
+    return out;
 }
 
 void JsonWriter::value(std::string_view s) {
@@ -164,15 +199,4 @@ void JsonWriter::null() {
     out_ += "null";
 }
 
-void JsonWriter::value(const Scalar& s) {
-    if (const auto* b = std::get_if<bool>(&s))
-        value(*b);
-    else if (const auto* n = std::get_if<uint64_t>(&s))
-        value(*n);
-    else if (const auto* t = std::get_if<std::string>(&s))
-        value(std::string_view(*t));
-    else
-        null();
-}
-
-}  // namespace nictune::report
+}  // namespace nictune
