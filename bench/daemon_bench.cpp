@@ -1,0 +1,824 @@
+// nictune_bench_daemon: nictuned's start-up, hotplug, idle and memory
+// scenarios for bench/run. Runs inside the benchmark's network namespace
+// (`ip netns exec NS nictune_bench_daemon ...`) and talks to a private
+// dbus-daemon; it starts nictuned itself (as its child, with
+// PR_SET_PDEATHSIG) and stops it by PID at the end.
+//
+//   nictune_bench_daemon --nictuned PATH --bus ADDR --config FILE
+//       --profiles-dir DIR --state-dir DIR --work-dir DIR
+//       [--bound 512] [--startup-reps 3] [--hotplug 64,512] [--hotplug-reps 3]
+//       [--idle-seconds 10] [--audits 10000] [--mtu 9000] [--peer-netns NAME]
+//
+// Phases, in order:
+//  1. start-up: create --bound interfaces (veth pairs sba<i>/sbb<i>; with
+//     --peer-netns the sbb<i> ends go to that namespace, otherwise both ends
+//     are here and match), empty the state directory, start nictuned; time
+//     from spawn to the bus name being owned (NameOwnerChanged), to READY=1
+//     (sd_notify on a NOTIFY_SOCKET this program owns) and to the last
+//     "boot" Applied signal. Repeated with fresh interfaces; the last daemon
+//     keeps running.
+//  2. idle: after the daemon settles (no CPU time used for 1 s), RSS and the
+//     voluntary context switches of all its threads over --idle-seconds.
+//  3. hotplug: bursts of K new matching interfaces (veth pairs hpa<i>/hpb<i>,
+//     as above) created back to back over this program's own rtnetlink
+//     socket; per interface, the time from the send of its RTM_NEWLINK to
+//     the arrival of its Applied signal (reason hotplug). Then every
+//     interface's MTU is checked in a link dump, and the pairs are deleted.
+//  4. audits: --audits Audit calls over D-Bus (two named interfaces); RSS
+//     sampled along the way.
+//  5. idle again (after the activity), then SIGTERM and the exit status.
+//
+// Prints one JSON object on stdout. Progress goes to stderr.
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <linux/if.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <poll.h>
+#include <sdbus-c++/sdbus-c++.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr const char* kBusName = "org.nictune1";
+constexpr const char* kPath = "/org/nictune1";
+constexpr const char* kIface = "org.nictune1.Manager";
+
+double now_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+void say(const std::string& s) {
+    std::fprintf(stderr, "[daemon-bench] %s\n", s.c_str());
+}
+
+[[noreturn]] void die(const std::string& s) {
+    std::fprintf(stderr, "nictune_bench_daemon: %s\n", s.c_str());
+    std::exit(3);
+}
+
+// ---- rtnetlink: veth pairs with per-link timestamps ------------------------
+
+class Rtnl {
+  public:
+    Rtnl() : buf_(new char[kBuf]) {
+        nl_ = mnl_socket_open(NETLINK_ROUTE);
+        if (nl_ == nullptr || mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0)
+            die(std::string("rtnetlink socket: ") + std::strerror(errno));
+        portid_ = mnl_socket_get_portid(nl_);
+    }
+    ~Rtnl() { mnl_socket_close(nl_); }
+    Rtnl(const Rtnl&) = delete;
+    Rtnl& operator=(const Rtnl&) = delete;
+
+    // Creates veth pair a/b, b in the namespace `peer_ns_fd` when >= 0;
+    // returns 0 or the errno.
+    int add_veth(const std::string& a, const std::string& b, int peer_ns_fd) {
+        nlmsghdr* nlh = header(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK);
+        mnl_attr_put_strz(nlh, IFLA_IFNAME, a.c_str());
+        nlattr* info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+        mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+        nlattr* data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+        nlattr* peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+        mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg));
+        mnl_attr_put_strz(nlh, IFLA_IFNAME, b.c_str());
+        if (peer_ns_fd >= 0)
+            mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, static_cast<uint32_t>(peer_ns_fd));
+        mnl_attr_nest_end(nlh, peer);
+        mnl_attr_nest_end(nlh, data);
+        mnl_attr_nest_end(nlh, info);
+        return ack(nlh);
+    }
+
+    int del_link(const std::string& name) {
+        nlmsghdr* nlh = header(RTM_DELLINK, NLM_F_REQUEST | NLM_F_ACK);
+        mnl_attr_put_strz(nlh, IFLA_IFNAME, name.c_str());
+        return ack(nlh);
+    }
+
+    // name -> MTU of every link.
+    std::map<std::string, uint32_t> mtus() {
+        nlmsghdr* nlh = header(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP);
+        std::map<std::string, uint32_t> out;
+        const uint32_t seq = nlh->nlmsg_seq;
+        if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) die("sendto");
+        while (true) {
+            const ssize_t n = mnl_socket_recvfrom(nl_, buf_.get(), kBuf);
+            if (n < 0) die("recvfrom");
+            const int r =
+                mnl_cb_run(buf_.get(), static_cast<size_t>(n), seq, portid_, on_link, &out);
+            if (r == MNL_CB_STOP) break;
+            if (r < 0) die(std::string("link dump: ") + std::strerror(errno));
+        }
+        return out;
+    }
+
+  private:
+    static constexpr std::size_t kBuf = 64 * 1024;
+
+    nlmsghdr* header(uint16_t type, uint16_t flags) {
+        nlmsghdr* nlh = mnl_nlmsg_put_header(buf_.get());
+        nlh->nlmsg_type = type;
+        nlh->nlmsg_flags = flags;
+        nlh->nlmsg_seq = ++seq_;
+        auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
+        ifi->ifi_family = AF_UNSPEC;
+        return nlh;
+    }
+
+    int ack(nlmsghdr* nlh) {
+        const uint32_t seq = nlh->nlmsg_seq;
+        if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) return errno;
+        const ssize_t n = mnl_socket_recvfrom(nl_, buf_.get(), kBuf);
+        if (n < 0) return errno;
+        const int r =
+            mnl_cb_run(buf_.get(), static_cast<size_t>(n), seq, portid_, nullptr, nullptr);
+        return r < 0 ? errno : 0;
+    }
+
+    static int on_link(const nlmsghdr* nlh, void* data) {
+        auto* out = static_cast<std::map<std::string, uint32_t>*>(data);
+        const auto* attr =
+            static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(nlh, sizeof(ifinfomsg)));
+        const char* tail = static_cast<const char*>(mnl_nlmsg_get_payload_tail(nlh));
+        int len = static_cast<int>(tail - reinterpret_cast<const char*>(attr));
+        std::string name;
+        uint32_t mtu = 0;
+        while (mnl_attr_ok(attr, len)) {
+            if (mnl_attr_get_type(attr) == IFLA_IFNAME) name = mnl_attr_get_str(attr);
+            if (mnl_attr_get_type(attr) == IFLA_MTU) mtu = mnl_attr_get_u32(attr);
+            len -= NLA_ALIGN(attr->nla_len);
+            attr = mnl_attr_next(attr);
+        }
+        if (!name.empty()) (*out)[name] = mtu;
+        return MNL_CB_OK;
+    }
+
+    mnl_socket* nl_ = nullptr;
+    uint32_t portid_ = 0;
+    uint32_t seq_ = 0;
+    std::unique_ptr<char[]> buf_;
+};
+
+// ---- what nictuned says on the bus -----------------------------------------
+
+struct Signal {
+    double t_ms;
+    std::string result;
+    std::string reason;
+};
+
+class Recorder {
+  public:
+    void applied(const std::string& iface, const std::string& result, const std::string& reason) {
+        const double t = now_ms();
+        std::lock_guard l(mu_);
+        // The first signal per interface and reason counts.
+        seen_.try_emplace(reason + "/" + iface, Signal{t, result, reason});
+        ++total_;
+        cv_.notify_all();
+    }
+    void name_owned() {
+        const double t = now_ms();
+        std::lock_guard l(mu_);
+        if (!name_ms_) name_ms_ = t;
+        cv_.notify_all();
+    }
+    void clear() {
+        std::lock_guard l(mu_);
+        seen_.clear();
+        name_ms_.reset();
+        total_ = 0;
+    }
+    std::optional<Signal> get(const std::string& reason, const std::string& iface) {
+        std::lock_guard l(mu_);
+        auto it = seen_.find(reason + "/" + iface);
+        if (it == seen_.end()) return std::nullopt;
+        return it->second;
+    }
+    std::size_t count(const std::string& reason) {
+        std::lock_guard l(mu_);
+        return static_cast<std::size_t>(std::count_if(
+            seen_.begin(), seen_.end(), [&](auto& kv) { return kv.second.reason == reason; }));
+    }
+    std::optional<double> name_ms() {
+        std::lock_guard l(mu_);
+        return name_ms_;
+    }
+    std::size_t total() {
+        std::lock_guard l(mu_);
+        return total_;
+    }
+    // Waits until `pred` holds or the time limit passes.
+    template <class P>
+    bool wait(P pred, std::chrono::milliseconds limit) {
+        std::unique_lock l(mu_);
+        return cv_.wait_for(l, limit, [&] {
+            l.unlock();
+            const bool ok = pred();
+            l.lock();
+            return ok;
+        });
+    }
+
+  private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::map<std::string, Signal> seen_;
+    std::optional<double> name_ms_;
+    std::size_t total_ = 0;
+};
+
+// ---- /proc ------------------------------------------------------------------
+
+struct ProcStat {
+    long rss_kib = 0, rss_anon_kib = 0, rss_file_kib = 0, hwm_kib = 0;
+    long voluntary = 0, involuntary = 0;  // summed over all threads
+    int threads = 0;
+};
+
+long status_field(const std::string& text, const std::string& key) {
+    auto at = text.find("\n" + key + ":");
+    if (at == std::string::npos) return 0;
+    return std::atol(text.c_str() + at + key.size() + 2);
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return "\n" + s.str();
+}
+
+ProcStat proc_stat(pid_t pid) {
+    ProcStat st;
+    const fs::path base = "/proc/" + std::to_string(pid);
+    const std::string status = slurp(base / "status");
+    st.rss_kib = status_field(status, "VmRSS");
+    st.rss_anon_kib = status_field(status, "RssAnon");
+    st.rss_file_kib = status_field(status, "RssFile");
+    st.hwm_kib = status_field(status, "VmHWM");
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator(base / "task", ec)) {
+        const std::string ts = slurp(t.path() / "status");
+        st.voluntary += status_field(ts, "voluntary_ctxt_switches");
+        st.involuntary += status_field(ts, "nonvoluntary_ctxt_switches");
+        ++st.threads;
+    }
+    return st;
+}
+
+// utime + stime in clock ticks.
+long cpu_ticks(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto close = s.rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream rest(s.substr(close + 2));
+    std::string f;
+    long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> f; ++i) {
+        if (i == 14) utime = std::atol(f.c_str());
+        if (i == 15) stime = std::atol(f.c_str());
+    }
+    return utime + stime;
+}
+
+// Until the process used no CPU for `quiet` (at most `limit`).
+double settle(pid_t pid, std::chrono::milliseconds quiet, std::chrono::milliseconds limit) {
+    const double t0 = now_ms();
+    long last = cpu_ticks(pid);
+    double since = now_ms();
+    while (now_ms() - t0 < static_cast<double>(limit.count())) {
+        std::this_thread::sleep_for(100ms);
+        const long c = cpu_ticks(pid);
+        if (c != last) {
+            last = c;
+            since = now_ms();
+        } else if (now_ms() - since >= static_cast<double>(quiet.count())) {
+            break;
+        }
+    }
+    return now_ms() - t0;
+}
+
+Json stats(std::vector<double> xs) {
+    if (xs.empty()) return Json::object();
+    std::sort(xs.begin(), xs.end());
+    auto pct = [&](double p) {
+        // Nearest rank.
+        std::size_t i =
+            static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(xs.size())));
+        return xs[std::clamp<std::size_t>(i, 1, xs.size()) - 1];
+    };
+    return Json{{"n", xs.size()}, {"min", xs.front()}, {"p50", pct(50)},
+                {"p90", pct(90)}, {"p99", pct(99)},    {"max", xs.back()}};
+}
+
+// ---- the daemon ---------------------------------------------------------------
+
+struct Options {
+    std::string nictuned, bus, config, profiles_dir, state_dir, work_dir;
+    int bound = 512;
+    int startup_reps = 3;
+    std::vector<int> hotplug{64, 512};
+    int hotplug_reps = 3;
+    int idle_seconds = 10;
+    int audits = 10000;
+    uint32_t mtu = 9000;
+};
+
+class Daemon {
+  public:
+    Daemon(const Options& o, const std::string& notify_path) {
+        std::vector<std::string> args = {o.nictuned,     "--bus-address", o.bus,
+                                         "--config",     o.config,        "--profiles-dir",
+                                         o.profiles_dir, "--state-dir",   o.state_dir};
+        std::vector<std::string> env;
+        for (char** e = environ; *e; ++e)
+            if (!std::string_view(*e).starts_with("NOTIFY_SOCKET=")) env.emplace_back(*e);
+        env.push_back("NOTIFY_SOCKET=" + notify_path);
+        std::vector<char*> argv, envp;
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        for (auto& e : env)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        const std::string log = o.work_dir + "/nictuned.log";
+        const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        const pid_t parent = getpid();
+        pid_ = fork();
+        if (pid_ == 0) {
+            if (log_fd >= 0) {
+                dup2(log_fd, STDERR_FILENO);
+                dup2(log_fd, STDOUT_FILENO);
+            }
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent) _exit(1);
+            execve(argv[0], argv.data(), envp.data());
+            _exit(127);
+        }
+        if (log_fd >= 0) close(log_fd);
+        if (pid_ < 0) die("fork failed");
+    }
+    ~Daemon() { stop(); }
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    [[nodiscard]] pid_t pid() const { return pid_; }
+    bool alive() { return pid_ > 0 && waitpid(pid_, &status_, WNOHANG) == 0; }
+
+    // SIGTERM, then SIGKILL after 10 s; returns the exit status (128+signal).
+    int stop() {
+        if (pid_ <= 0) return status_code_;
+        kill(pid_, SIGTERM);
+        for (int i = 0; i < 1000; ++i) {
+            if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+                pid_ = -1;
+                status_code_ = WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+                return status_code_;
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status_, 0);
+        pid_ = -1;
+        status_code_ = 128 + SIGKILL;
+        return status_code_;
+    }
+
+  private:
+    pid_t pid_ = -1;
+    int status_ = 0;
+    int status_code_ = -1;
+};
+
+// The peer namespace (--peer-netns): when set, each veth pair puts its "b"
+// end there, so that every pair adds exactly one interface to this namespace.
+int g_peer_fd = -1;
+
+// veth pairs giving `interfaces` interfaces in this namespace.
+std::vector<std::pair<std::string, std::string>> pairs(const std::string& prefix, int interfaces) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const int n = g_peer_fd >= 0 ? interfaces : (interfaces + 1) / 2;
+    for (int i = 0; i < n; ++i)
+        out.emplace_back(prefix + "a" + std::to_string(i), prefix + "b" + std::to_string(i));
+    return out;
+}
+
+// Creates the pairs; returns each interface's send time.
+std::map<std::string, double> create(Rtnl& rt,
+                                     const std::vector<std::pair<std::string, std::string>>& ps) {
+    std::map<std::string, double> t;
+    for (const auto& [a, b] : ps) {
+        const double s = now_ms();
+        if (int e = rt.add_veth(a, b, g_peer_fd))
+            die("cannot create veth " + a + ": " + std::strerror(e));
+        t[a] = s;
+        t[b] = s;
+    }
+    return t;
+}
+
+void destroy(Rtnl& rt, const std::vector<std::pair<std::string, std::string>>& ps) {
+    for (const auto& p : ps)
+        (void)rt.del_link(p.first);
+}
+
+void clear_dir(const std::string& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        fs::remove_all(e.path(), ec);
+}
+
+int notify_socket(const std::string& path) {
+    const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    if (path.size() >= sizeof a.sun_path) die("notify socket path too long");
+    std::strcpy(a.sun_path, path.c_str());
+    ::unlink(path.c_str());
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+        die(std::string("notify socket: ") + std::strerror(errno));
+    return fd;
+}
+
+// Reads sd_notify datagrams until READY=1 arrives or the time runs out.
+std::optional<double> await_ready(int fd, Daemon& d, double limit_ms) {
+    const double t0 = now_ms();
+    char buf[4096];
+    while (now_ms() - t0 < limit_ms) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) {
+            const ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+            if (n > 0) {
+                const double t = now_ms();
+                buf[n] = 0;
+                if (std::string_view(buf).find("READY=1") != std::string_view::npos) return t;
+            }
+        }
+        if (!d.alive()) return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, std::string>>& ps) {
+    std::vector<std::string> out;
+    for (const auto& [a, b] : ps) {
+        out.push_back(a);
+        if (g_peer_fd < 0) out.push_back(b);
+    }
+    return out;
+}
+
+// Counts interfaces whose MTU is `mtu`.
+int with_mtu(Rtnl& rt, const std::vector<std::string>& names, uint32_t mtu) {
+    auto m = rt.mtus();
+    int n = 0;
+    for (const auto& name : names)
+        if (auto it = m.find(name); it != m.end() && it->second == mtu) ++n;
+    return n;
+}
+
+// Resident memory by mapping (file name, or [heap], [anon], ...), largest first.
+Json rss_by_mapping(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
+    std::map<std::string, long> kib;
+    std::string line, current = "[anon]";
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        // A mapping header starts with "start-end perms ...".
+        if (std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < 17 &&
+            line.find(':') > line.find(' ')) {
+            std::istringstream h(line);
+            std::string range, perms, offset, dev, inode, path;
+            h >> range >> perms >> offset >> dev >> inode;
+            std::getline(h >> std::ws, path);
+            current = path.empty() ? "[anon]" : fs::path(path).filename().string();
+            if (!path.empty() && path[0] == '[') current = path;
+        } else if (line.starts_with("Rss:")) {
+            kib[current] += std::atol(line.c_str() + 4);
+        }
+    }
+    std::vector<std::pair<long, std::string>> v;
+    for (auto& [k, n] : kib)
+        if (n > 0) v.emplace_back(n, k);
+    std::sort(v.rbegin(), v.rend());
+    Json out = Json::array();
+    for (const auto& [n, k] : v)
+        out.push_back(Json{{"mapping", k}, {"rss_kib", n}});
+    return out;
+}
+
+Json idle_phase(pid_t pid, int seconds) {
+    const double settled = settle(pid, 1000ms, 30000ms);
+    const ProcStat a = proc_stat(pid);
+    const long cpu_a = cpu_ticks(pid);
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    const ProcStat b = proc_stat(pid);
+    const long cpu_b = cpu_ticks(pid);
+    return Json{{"settle_ms", settled},
+                {"seconds", seconds},
+                {"voluntary_switches", b.voluntary - a.voluntary},
+                {"involuntary_switches", b.involuntary - a.involuntary},
+                {"cpu_ticks", cpu_b - cpu_a},
+                {"threads", b.threads},
+                {"rss_kib", b.rss_kib},
+                {"rss_anon_kib", b.rss_anon_kib},
+                {"rss_file_kib", b.rss_file_kib},
+                {"hwm_kib", b.hwm_kib},
+                {"rss_by_mapping", rss_by_mapping(pid)}};
+}
+
+std::vector<int> int_list(const std::string& s) {
+    std::vector<int> out;
+    std::istringstream in(s);
+    std::string n;
+    while (std::getline(in, n, ','))
+        if (!n.empty()) out.push_back(std::atoi(n.c_str()));
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto v = [&]() -> std::string {
+            if (i + 1 >= argc) die(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--nictuned")
+            o.nictuned = v();
+        else if (a == "--bus")
+            o.bus = v();
+        else if (a == "--config")
+            o.config = v();
+        else if (a == "--profiles-dir")
+            o.profiles_dir = v();
+        else if (a == "--state-dir")
+            o.state_dir = v();
+        else if (a == "--work-dir")
+            o.work_dir = v();
+        else if (a == "--bound")
+            o.bound = std::clamp(std::atoi(v().c_str()), 0, 4096);
+        else if (a == "--startup-reps")
+            o.startup_reps = std::clamp(std::atoi(v().c_str()), 1, 20);
+        else if (a == "--hotplug")
+            o.hotplug = int_list(v());
+        else if (a == "--hotplug-reps")
+            o.hotplug_reps = std::clamp(std::atoi(v().c_str()), 0, 20);
+        else if (a == "--idle-seconds")
+            o.idle_seconds = std::clamp(std::atoi(v().c_str()), 1, 120);
+        else if (a == "--audits")
+            o.audits = std::clamp(std::atoi(v().c_str()), 0, 100000);
+        else if (a == "--peer-netns") {
+            const std::string path = "/run/netns/" + v();
+            g_peer_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (g_peer_fd < 0) die("cannot open " + path + ": " + std::strerror(errno));
+        } else if (a == "--mtu")
+            o.mtu = static_cast<uint32_t>(std::atoi(v().c_str()));
+        else
+            die("unknown argument " + a);
+    }
+    if (o.nictuned.empty() || o.bus.empty() || o.config.empty() || o.profiles_dir.empty() ||
+        o.state_dir.empty() || o.work_dir.empty())
+        die("--nictuned, --bus, --config, --profiles-dir, --state-dir and --work-dir are needed");
+    for (int k : o.hotplug)
+        if (k < 2 || k > 4096) die("--hotplug sizes must be 2..4096");
+
+    Json out;
+    Recorder rec;
+    // Signals arrive on a connection with its own event-loop thread; calls
+    // go over a second connection.
+    auto sig_conn = sdbus::createSessionBusConnectionWithAddress(o.bus);
+    auto call_conn = sdbus::createSessionBusConnectionWithAddress(o.bus);
+    call_conn->setMethodCallTimeout(120s);
+    auto manager = sdbus::createProxy(*sig_conn, kBusName, kPath);
+    manager->uponSignal("Applied").onInterface(kIface).call(
+        [&](const std::string&, const std::string& iface, const std::string&,
+            const std::string& result,
+            const std::string& reason) { rec.applied(iface, result, reason); });
+    manager->finishRegistration();
+    auto bus = sdbus::createProxy(*sig_conn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    bus->uponSignal("NameOwnerChanged")
+        .onInterface("org.freedesktop.DBus")
+        .call([&](const std::string& name, const std::string&, const std::string& owner) {
+            if (name == kBusName && !owner.empty()) rec.name_owned();
+        });
+    bus->finishRegistration();
+    sig_conn->enterEventLoopAsync();
+
+    Rtnl rt;
+    const std::string notify_path = o.work_dir + "/notify.sock";
+    const int nfd = notify_socket(notify_path);
+    const auto bound = pairs("sb", o.bound);
+    const auto bound_names = names_of(bound);
+
+    // 1. start-up
+    std::unique_ptr<Daemon> daemon;
+    Json startup = Json::array();
+    for (int r = 0; r < o.startup_reps; ++r) {
+        if (daemon) {
+            daemon->stop();
+            daemon.reset();
+            destroy(rt, bound);
+        }
+        clear_dir(o.state_dir);
+        create(rt, bound);
+        // Let the kernel's own follow-up work (and the system) quieten.
+        std::this_thread::sleep_for(500ms);
+        rec.clear();
+        const double t0 = now_ms();
+        daemon = std::make_unique<Daemon>(o, notify_path);
+        auto ready = await_ready(nfd, *daemon, 120000);
+        if (!ready)
+            die("nictuned did not send READY=1 within 120 s (see " + o.work_dir + "/nictuned.log)");
+        const std::size_t want = bound_names.size();
+        rec.wait([&] { return rec.count("boot") >= want; }, 60000ms);
+        double last = 0;
+        int applied = 0, other = 0, missing = 0;
+        for (const auto& n : bound_names) {
+            auto s = rec.get("boot", n);
+            if (!s) {
+                ++missing;
+                continue;
+            }
+            last = std::max(last, s->t_ms - t0);
+            (s->result == "applied" ? applied : other)++;
+        }
+        auto name = rec.name_ms();
+        const int ok_mtu = with_mtu(rt, bound_names, o.mtu);
+        Json one{
+            {"bound", bound_names.size()}, {"bus_name_ms", name ? Json(*name - t0) : Json(nullptr)},
+            {"ready_ms", *ready - t0},     {"last_applied_signal_ms", last},
+            {"applied", applied},          {"not_applied", other},
+            {"no_signal", missing},        {"mtu_verified", ok_mtu}};
+        say("start-up " + std::to_string(r + 1) + ": " + one.dump());
+        startup.push_back(one);
+    }
+    out["startup"] = startup;
+    const pid_t pid = daemon->pid();
+    out["daemon_pid"] = pid;
+
+    // 2. idle
+    out["idle"] = idle_phase(pid, o.idle_seconds);
+    say("idle: " + out["idle"].dump());
+
+    // 3. hotplug bursts
+    Json hot = Json::array();
+    for (int k : o.hotplug) {
+        for (int r = 0; r < o.hotplug_reps; ++r) {
+            const auto ps = pairs("hp", k);
+            const auto names = names_of(ps);
+            settle(pid, 500ms, 20000ms);
+            rec.clear();
+            const double t0 = now_ms();
+            auto created = create(rt, ps);
+            const double t_created = now_ms();
+            rec.wait([&] { return rec.count("hotplug") >= names.size(); }, 120000ms);
+            const double t_waited = now_ms();
+            std::vector<double> lat;
+            double last = 0;
+            int applied = 0, other = 0, missing = 0;
+            for (const auto& n : names) {
+                auto s = rec.get("hotplug", n);
+                if (!s) {
+                    ++missing;
+                    continue;
+                }
+                (s->result == "applied" ? applied : other)++;
+                lat.push_back(s->t_ms - created[n]);
+                last = std::max(last, s->t_ms);
+            }
+            const int ok_mtu = with_mtu(rt, names, o.mtu);
+            Json one{{"k", names.size()},
+                     {"create_ms", t_created - t0},
+                     {"total_ms", last > 0 ? last - t0 : t_waited - t0},
+                     {"latency_ms", stats(lat)},
+                     {"applied", applied},
+                     {"not_applied", other},
+                     {"no_signal", missing},
+                     {"mtu_verified", ok_mtu},
+                     {"daemon_alive", daemon->alive()}};
+            say("hotplug K=" + std::to_string(k) + " rep " + std::to_string(r + 1) + ": " +
+                one.dump());
+            hot.push_back(one);
+            destroy(rt, ps);
+            if (!daemon->alive()) die("nictuned died during the hotplug burst");
+        }
+    }
+    out["hotplug"] = hot;
+
+    // 4. audits over D-Bus
+    if (o.audits > 0) {
+        settle(pid, 500ms, 20000ms);
+        auto proxy = sdbus::createProxy(*call_conn, kBusName, kPath);
+        const std::vector<std::string> ifaces = {bound_names.at(0), bound_names.at(1)};
+        Json samples = Json::array();
+        std::vector<double> call_ms;
+        auto sample = [&](int done) {
+            const ProcStat s = proc_stat(pid);
+            samples.push_back(Json{{"audits", done},
+                                   {"rss_kib", s.rss_kib},
+                                   {"rss_anon_kib", s.rss_anon_kib},
+                                   {"hwm_kib", s.hwm_kib}});
+        };
+        sample(0);
+        const double t0 = now_ms();
+        int errors = 0;
+        std::string first_error;
+        for (int i = 1; i <= o.audits; ++i) {
+            std::vector<sdbus::Struct<std::string, std::string, std::string, std::string,
+                                      std::string, std::string, std::string>>
+                findings;
+            std::string report;
+            const double s = now_ms();
+            try {
+                proxy->callMethod("Audit")
+                    .onInterface(kIface)
+                    .withArguments(ifaces, std::string(), std::map<std::string, sdbus::Variant>{})
+                    .storeResultsTo(findings, report);
+            } catch (const sdbus::Error& e) {
+                if (errors++ == 0) first_error = e.getName() + ": " + e.getMessage();
+            }
+            call_ms.push_back(now_ms() - s);
+            if (i == 100 || i % 1000 == 0 || i == o.audits) sample(i);
+            // Bounded in time as well as in count.
+            if (now_ms() - t0 > 600000) {
+                sample(i);
+                break;
+            }
+        }
+        const double secs = (now_ms() - t0) / 1e3;
+        // Growth after a warm-up (the first 1000 audits, or the first 100 of
+        // a shorter run): caches, allocator arenas and the bus settle first.
+        long rss_warm = samples.front()["rss_kib"].get<long>();
+        for (const auto& s : samples)
+            if (s["audits"].get<int>() <= 1000 && s["audits"].get<int>() < o.audits)
+                rss_warm = s["rss_kib"].get<long>();
+        const long rss_last = samples.back()["rss_kib"].get<long>();
+        out["audits"] = Json{{"count", samples.back()["audits"]},
+                             {"interfaces", ifaces},
+                             {"seconds", secs},
+                             {"errors", errors},
+                             {"first_error", first_error},
+                             {"call_ms", stats(call_ms)},
+                             {"rss_samples", samples},
+                             {"rss_growth_after_warmup_kib", rss_last - rss_warm}};
+        say("audits: " + std::to_string(samples.back()["audits"].get<int>()) + " in " +
+            std::to_string(secs) + " s, RSS " + samples.front()["rss_kib"].dump() + " -> " +
+            std::to_string(rss_last) + " KiB");
+    }
+
+    // 5. idle after activity, then stop
+    out["idle_after"] = idle_phase(pid, o.idle_seconds);
+    say("idle after activity: " + out["idle_after"].dump());
+    const double t_stop = now_ms();
+    out["exit_status"] = daemon->stop();
+    out["stop_ms"] = now_ms() - t_stop;
+    daemon.reset();
+    destroy(rt, bound);
+    sig_conn->leaveEventLoop();
+    close(nfd);
+    ::unlink(notify_path.c_str());
+    std::printf("%s\n", out.dump(1).c_str());
+    return 0;
+}

@@ -1,0 +1,273 @@
+// nictune_bench_floor: the physical limit of "read every NIC setting" on this
+// machine, for bench/run's audit scenario.
+//
+// One netlink dump per message family (RTM_GETLINK; ethtool LINKMODES,
+// COALESCE, RINGS, CHANNELS, FEATURES with compact bitsets, PAUSE) plus one
+// GDRVINFO ioctl per link, and nothing else: no decoding beyond the interface
+// name and index, no profiles, no report. Run it inside the network namespace
+// to measure (`ip netns exec NS nictune_bench_floor`).
+//
+//   nictune_bench_floor [--repeat R] [--skip-stats]
+//
+// R = 0: start-up only, no round. --skip-stats asks the link dump for no
+// statistics (IFLA_EXT_MASK RTEXT_FILTER_SKIP_STATS): nictune reads none, and
+// on this kernel the statistics are most of the link dump's cost.
+//
+// Prints one JSON object: links and messages seen, the in-process time of
+// each of R rounds in microseconds (sockets opened once per round, like a CLI)
+// and the median time of each part (each dump, the ioctls) over the rounds.
+#include <libmnl/libmnl.h>
+#include <linux/ethtool.h>
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/if.h>
+#include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t kBufSize = 64 * 1024;
+
+struct Totals {
+    std::size_t links = 0;
+    std::size_t messages = 0;
+    std::size_t drvinfo = 0;
+    // Time of each part of the round (us): link dump, the six ethtool dumps, ioctls.
+    double part_us[8] = {};
+};
+
+struct Link {
+    int ifindex;
+    std::string name;
+};
+
+double now_us() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+[[noreturn]] void die(const char* what) {
+    std::fprintf(stderr, "nictune_bench_floor: %s: %s\n", what, std::strerror(errno));
+    std::exit(1);
+}
+
+// A netlink socket with a 64 KiB receive buffer.
+class Sock {
+  public:
+    explicit Sock(int bus) : nl_(mnl_socket_open(bus)), buf_(new char[kBufSize]) {
+        if (nl_ == nullptr) die("mnl_socket_open");
+        if (mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) die("mnl_socket_bind");
+        portid_ = mnl_socket_get_portid(nl_);
+    }
+    ~Sock() { mnl_socket_close(nl_); }
+    Sock(const Sock&) = delete;
+    Sock& operator=(const Sock&) = delete;
+
+    char* buf() { return buf_.get(); }
+    uint32_t next_seq() { return ++seq_; }
+
+    // Sends the request in buf() and runs `cb` on every reply message until
+    // the dump ends (or the ACK/reply of a plain request arrives).
+    void run(nlmsghdr* req, mnl_cb_t cb, void* data) {
+        const uint32_t seq = req->nlmsg_seq;
+        if (mnl_socket_sendto(nl_, req, req->nlmsg_len) < 0) die("sendto");
+        while (true) {
+            const ssize_t n = mnl_socket_recvfrom(nl_, buf_.get(), kBufSize);
+            if (n < 0) die("recvfrom");
+            const int r = mnl_cb_run(buf_.get(), static_cast<size_t>(n), seq, portid_, cb, data);
+            if (r == MNL_CB_STOP) return;
+            // A dump of a family no device supports ends with an error; fine.
+            if (r < 0) {
+                if (errno == EOPNOTSUPP || errno == ENODEV) return;
+                die("netlink reply");
+            }
+        }
+    }
+
+  private:
+    mnl_socket* nl_;
+    uint32_t portid_ = 0;
+    uint32_t seq_ = 0;
+    std::unique_ptr<char[]> buf_;
+};
+
+struct LinkDump {
+    Totals* totals;
+    std::vector<Link>* links;
+};
+
+int on_link(const nlmsghdr* nlh, void* data) {
+    auto* d = static_cast<LinkDump*>(data);
+    ++d->totals->messages;
+    const auto* ifi = static_cast<const ifinfomsg*>(mnl_nlmsg_get_payload(nlh));
+    const auto* attr = static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(nlh, sizeof *ifi));
+    const char* tail = static_cast<const char*>(mnl_nlmsg_get_payload_tail(nlh));
+    int len = static_cast<int>(tail - reinterpret_cast<const char*>(attr));
+    while (mnl_attr_ok(attr, len)) {
+        if (mnl_attr_get_type(attr) == IFLA_IFNAME) {
+            d->links->push_back(Link{ifi->ifi_index, mnl_attr_get_str(attr)});
+            break;
+        }
+        len -= NLA_ALIGN(attr->nla_len);
+        attr = mnl_attr_next(attr);
+    }
+    return MNL_CB_OK;
+}
+
+int count_msg(const nlmsghdr*, void* data) {
+    ++static_cast<Totals*>(data)->messages;
+    return MNL_CB_OK;
+}
+
+int on_family(const nlmsghdr* nlh, void* data) {
+    const auto* attr = static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN));
+    const char* tail = static_cast<const char*>(mnl_nlmsg_get_payload_tail(nlh));
+    int len = static_cast<int>(tail - reinterpret_cast<const char*>(attr));
+    while (mnl_attr_ok(attr, len)) {
+        if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID)
+            *static_cast<uint16_t*>(data) = mnl_attr_get_u16(attr);
+        len -= NLA_ALIGN(attr->nla_len);
+        attr = mnl_attr_next(attr);
+    }
+    return MNL_CB_OK;
+}
+
+nlmsghdr* genl_request(Sock& s, uint16_t type, uint16_t flags, uint8_t cmd, uint8_t version) {
+    nlmsghdr* nlh = mnl_nlmsg_put_header(s.buf());
+    nlh->nlmsg_type = type;
+    nlh->nlmsg_flags = flags;
+    nlh->nlmsg_seq = s.next_seq();
+    auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
+    genl->cmd = cmd;
+    genl->version = version;
+    return nlh;
+}
+
+Totals one_round(bool skip_stats) {
+    Totals t;
+    std::vector<Link> links;
+
+    Sock rt(NETLINK_ROUTE);
+    {
+        nlmsghdr* nlh = mnl_nlmsg_put_header(rt.buf());
+        nlh->nlmsg_type = RTM_GETLINK;
+        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+        nlh->nlmsg_seq = rt.next_seq();
+        auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
+        ifi->ifi_family = AF_UNSPEC;
+        if (skip_stats) mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+        LinkDump d{&t, &links};
+        const double s0 = now_us();
+        rt.run(nlh, on_link, &d);
+        t.part_us[0] = now_us() - s0;
+    }
+    t.links = links.size();
+
+    Sock gen(NETLINK_GENERIC);
+    uint16_t family = 0;
+    {
+        nlmsghdr* nlh =
+            genl_request(gen, GENL_ID_CTRL, NLM_F_REQUEST | NLM_F_ACK, CTRL_CMD_GETFAMILY, 1);
+        mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
+        gen.run(nlh, on_family, &family);
+        if (family == 0) die("no ethtool netlink family");
+    }
+    struct Dump {
+        uint8_t cmd;
+        uint32_t flags;
+    };
+    constexpr Dump kDumps[] = {
+        {ETHTOOL_MSG_LINKMODES_GET, ETHTOOL_FLAG_COMPACT_BITSETS},
+        {ETHTOOL_MSG_COALESCE_GET, 0},
+        {ETHTOOL_MSG_RINGS_GET, 0},
+        {ETHTOOL_MSG_CHANNELS_GET, 0},
+        {ETHTOOL_MSG_FEATURES_GET, ETHTOOL_FLAG_COMPACT_BITSETS},
+        {ETHTOOL_MSG_PAUSE_GET, 0},
+    };
+    for (std::size_t k = 0; k < std::size(kDumps); ++k) {
+        const Dump& d = kDumps[k];
+        const double s0 = now_us();
+        nlmsghdr* nlh =
+            genl_request(gen, family, NLM_F_REQUEST | NLM_F_DUMP, d.cmd, ETHTOOL_GENL_VERSION);
+        // ETHTOOL_A_*_HEADER is attribute 1 in every family.
+        nlattr* hdr = mnl_attr_nest_start(nlh, 1);
+        if (d.flags != 0) mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, d.flags);
+        mnl_attr_nest_end(nlh, hdr);
+        gen.run(nlh, count_msg, &t);
+        t.part_us[1 + k] = now_us() - s0;
+    }
+
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    const double s0 = now_us();
+    for (const Link& l : links) {
+        ethtool_drvinfo info{};
+        info.cmd = ETHTOOL_GDRVINFO;
+        ifreq ifr{};
+        std::strncpy(ifr.ifr_name, l.name.c_str(), IFNAMSIZ - 1);
+        ifr.ifr_data = reinterpret_cast<char*>(&info);
+        if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) ++t.drvinfo;
+    }
+    t.part_us[7] = now_us() - s0;
+    close(fd);
+    return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int repeat = 1;
+    bool skip_stats = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--repeat" && i + 1 < argc) {
+            repeat = std::atoi(argv[++i]);
+        } else if (a == "--skip-stats") {
+            skip_stats = true;
+        } else {
+            std::fprintf(stderr, "usage: nictune_bench_floor [--repeat R] [--skip-stats]\n");
+            return 2;
+        }
+    }
+    if (repeat < 0 || repeat > 100000) repeat = 1;
+    std::vector<double> us;
+    std::vector<std::vector<double>> parts(8);
+    Totals t;
+    for (int r = 0; r < repeat; ++r) {
+        const double t0 = now_us();
+        t = one_round(skip_stats);
+        us.push_back(now_us() - t0);
+        for (std::size_t k = 0; k < parts.size(); ++k)
+            parts[k].push_back(t.part_us[k]);
+    }
+    std::printf("{\"links\": %zu, \"messages\": %zu, \"drvinfo\": %zu, \"round_us\": [", t.links,
+                t.messages, t.drvinfo);
+    for (std::size_t i = 0; i < us.size(); ++i)
+        std::printf("%s%.1f", i ? ", " : "", us[i]);
+    // The median of each part over the rounds.
+    constexpr const char* kParts[] = {"RTM_GETLINK", "LINKMODES", "COALESCE", "RINGS",
+                                      "CHANNELS",    "FEATURES",  "PAUSE",    "GDRVINFO"};
+    std::printf("], \"part_median_us\": {");
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        auto& p = parts[k];
+        std::sort(p.begin(), p.end());
+        std::printf("%s\"%s\": %.1f", k ? ", " : "", kParts[k], p.empty() ? 0.0 : p[p.size() / 2]);
+    }
+    std::printf("}}\n");
+    return 0;
+}
