@@ -131,18 +131,8 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
     }
     Tracked& t = it->second;
     if (t.name != name) {
-        log(Level::Info, "renamed from " + t.name, {name, t.profile, "", ""});
-        // The saved originals follow the device, not the name.
-        auto rec = manager_.state().load_interface(t.name);
-        if (rec && *rec) {
-            InterfaceRecord moved = **rec;
-            moved.name = name;
-            if (manager_.state().save_interface(moved))
-                (void)manager_.state().remove_interface(t.name);
-        }
-        const std::string old = t.name;
-        t.name = name;
-        // A binding by name may start (or stop) matching under the new name.
+        follow_rename(t, name);
+        // A binding by name may start matching under the new name.
         if (!t.binding) {
             auto st = manager_.backend().read_interfaces(ReadRequest{{name}, true});
             if (st && !st->empty() && cfg_.binding_for(st->front().id))
@@ -151,6 +141,23 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
         }
     }
     dirty_.insert(ifindex);
+}
+
+void Watcher::follow_rename(Tracked& t, const std::string& name) {
+    log(Level::Info, "renamed from " + t.name, {name, t.profile, "", ""});
+    // The saved originals follow the device, not the name.
+    auto rec = manager_.state().load_interface(t.name);
+    if (rec && *rec) {
+        InterfaceRecord moved = **rec;
+        moved.name = name;
+        if (auto saved = manager_.state().save_interface(moved); saved)
+            (void)manager_.state().remove_interface(t.name);
+        else
+            log(Level::Error,
+                "cannot move the saved originals from " + t.name + ": " + saved.error().str(),
+                {name, t.profile, "", ""});
+    }
+    t.name = name;
 }
 
 void Watcher::device_changed(int ifindex) {
@@ -176,7 +183,16 @@ void Watcher::resync() {
             t.name = st.id.name;
             if (cfg_.binding_for(st.id)) apply_binding(t, st, "hotplug");
         } else {
-            it->second.name = st.id.name;
+            // A rename may have been among the lost notifications: do what
+            // link_event would have done with it.
+            Tracked& t = it->second;
+            if (t.name != st.id.name) {
+                follow_rename(t, st.id.name);
+                if (!t.binding) {
+                    if (cfg_.binding_for(st.id)) apply_binding(t, st, "rename");
+                    continue;
+                }
+            }
             dirty_.insert(st.id.ifindex);
         }
     }

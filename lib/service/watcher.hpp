@@ -89,6 +89,8 @@ class Watcher {
     void apply_binding(Tracked& t, const NicState& st, const std::string& reason);
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
     void check_drift(Tracked& t);
+    // The tracked interface is now called `name`; its saved originals move.
+    void follow_rename(Tracked& t, const std::string& name);
 
     Manager& manager_;
     WatcherEvents events_;

@@ -192,6 +192,22 @@ TEST_F(WatcherTest, ResyncPicksUpInterfacesItMissed) {
     EXPECT_EQ(mtu("p5p9"), 9000U);
 }
 
+TEST_F(WatcherTest, ResyncHandlesRenamesItMissed) {
+    bind("p4p*", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("v0"), 1500U);
+    // Both RTM_NEWLINKs of the renames were lost: v0 (unbound, ifindex of
+    // the fake) now matches the glob; p4p1 (bound, tuned) has a new name.
+    be.nic("v0")->id.name = "p4p7";
+    be.nic("p4p1")->id.name = "p4p2";
+    watcher->resync();
+    EXPECT_EQ(mtu("p4p7"), 9000U) << "renamed into the binding while the queue overflowed";
+    EXPECT_EQ(events.back().detail, "applied/rename");
+    EXPECT_TRUE(*manager->state().load_interface("p4p2")) << "originals follow the device";
+    EXPECT_FALSE(*manager->state().load_interface("p4p1"));
+    EXPECT_EQ(watcher->tracked().at(be.nic("p4p2")->id.ifindex).profile, "jumbo");
+}
+
 TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
     bind("p4p*", true);
     watcher->apply_all("boot");
