@@ -4,7 +4,8 @@ add_library(nictune_warnings INTERFACE)
 target_compile_options(nictune_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
   -Wcast-align -Wformat=2 -Wimplicit-fallthrough -Wmissing-declarations
-  -Wduplicated-cond -Wlogical-op -Wuseless-cast)
+  # g++ only (clang, used for the fuzz build, does not know them)
+  $<$<CXX_COMPILER_ID:GNU>:-Wduplicated-cond -Wlogical-op -Wuseless-cast>)
 if(NICTUNE_WERROR)
   target_compile_options(nictune_warnings INTERFACE -Werror)
 endif()
