@@ -22,7 +22,7 @@ accel_select() {
     return
   fi
   local qver key file
-  qver=$(qemu-system-x86_64 --version | head -n 1 | awk '{print $4}')
+  qver=$(qemu-system-x86_64 --version | awk 'NR == 1 {print $4}')
   key="host-$(uname -r)_guest-${KVER}_qemu-${qver}"
   file=$CACHE/accel/${key//[^A-Za-z0-9._+-]/_}
   if [[ -f $file ]]; then

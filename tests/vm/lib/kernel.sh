@@ -79,9 +79,11 @@ apt_download() {   # apt_download DIR PKG=VER
   (cd "$1" && bounded 900 apt-get "${APT_OPTS[@]}" download "$2") >"$1.log" 2>&1
 }
 
-# apt_candidate PKG: the version apt would install.
+# apt_candidate PKG: the version apt would install. awk reads to the end: an
+# early `exit` kills apt-cache with SIGPIPE when its version table follows,
+# and pipefail turns that into status 141 (seen on a cold cache: busybox-static).
 apt_candidate() {
-  apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2; exit}'
+  apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && v == "" {v = $2} END {print v}'
 }
 
 # kernel_prepare: make $CACHE/kernel/$KVER valid (download, unpack, build).

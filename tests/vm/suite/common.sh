@@ -1,0 +1,27 @@
+# shellcheck shell=bash
+# common.sh - shared by the VM suite's host-side scripts (prepare.sh, boot.sh,
+# result.sh), which CTest runs (tests/vm/CMakeLists.txt, label vm).
+#
+# Environment (set by CTest, defaults for running by hand):
+#   NICTUNE_SOURCE_DIR   the source tree (default: two levels above this dir)
+#   NICTUNE_BINARY_DIR   the build tree (default: $NICTUNE_SOURCE_DIR/build)
+#   NICTUNE_VM_WORK      where the suite keeps its state (default: BINARY_DIR/tests/vm)
+#     skip               written by prepare.sh when this host cannot run VMs (the reason)
+#     tuned-missing      written by prepare.sh when tuned could not be installed
+#     out-MODE/          a boot's results (results.txt, ID.log, ID.reasons)
+#     root/              the DESTDIR tree the systemd boot installs
+# shellcheck disable=SC2034  # used by the scripts that source this
+SUITE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VM_DIR=$(dirname "$SUITE_DIR")
+SRC=${NICTUNE_SOURCE_DIR:-$(cd "$VM_DIR/../.." && pwd)}
+BIN=${NICTUNE_BINARY_DIR:-$SRC/build}
+WORK=${NICTUNE_VM_WORK:-$BIN/tests/vm}
+RUN_VM=$VM_DIR/run-vm
+
+say() { printf '[vm-suite] %s\n' "$*"; }
+
+# skip_now REASON: this host cannot run the VM suite; not a failure.
+skip_now() {
+  say "SKIP: $*"
+  exit 77
+}
