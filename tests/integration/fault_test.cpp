@@ -162,13 +162,51 @@ TEST_F(FaultTest, ACorruptStateFileIsReportedAndChangesNothing) {
     EXPECT_NE(rb.out.find("ft0.json"), std::string::npos) << rb.out;
 }
 
-TEST_F(FaultTest, AReadOnlyStateDirectoryChangesNothing) {
+TEST_F(FaultTest, AStateDirectoryThatIsAFileChangesNothing) {
     // A regular file where the state directory should be: no save can work.
     std::ofstream(dir_ / "state") << "";
     const std::string before = snapshot();
     auto r = ns_->exec_argv({kCtl, "--profiles-dir", (dir_ / "profiles").string(), "--state-dir",
                              (dir_ / "state").string(), "--direct", "apply", "lab", "ft0"});
     EXPECT_EQ(r.status, 5) << r.out << r.err;
+    EXPECT_NE(r.out.find("nothing was changed"), std::string::npos) << r.out;
+    EXPECT_EQ(snapshot(), before);
+}
+
+// The state directory as a tmpfs mounted read-only, or one that is full, in
+// a mount namespace of the command's own (unshare --mount): nothing outside
+// it sees the mount, and it goes away with the process.
+class StateMountTest : public FaultTest {
+  protected:
+    CommandResult apply_with_state_mount(const std::string& mount_and_fill) {
+        fs::create_directory(dir_ / "state");
+        const std::string state = (dir_ / "state").string();
+        return ns_->exec_argv({"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               mount_and_fill + " && exec \"$@\"", "sh", kCtl, "--profiles-dir",
+                               (dir_ / "profiles").string(), "--state-dir", state, "--direct",
+                               "apply", "lab", "ft0"});
+    }
+};
+
+TEST_F(StateMountTest, AReadOnlyStateDirectoryChangesNothing) {
+    const std::string before = snapshot();
+    auto r = apply_with_state_mount("mount -t tmpfs -o ro,mode=0755 nictune-ro " +
+                                    (dir_ / "state").string());
+    EXPECT_EQ(r.status, 5) << r.out << r.err;
+    EXPECT_NE(r.out.find("Read-only file system"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nothing was changed"), std::string::npos) << r.out;
+    EXPECT_EQ(snapshot(), before);
+}
+
+TEST_F(StateMountTest, AFullStateDirectoryChangesNothing) {
+    const std::string before = snapshot();
+    const std::string state = (dir_ / "state").string();
+    // 16 KiB, filled to the last block before nictunectl starts.
+    auto r = apply_with_state_mount("mount -t tmpfs -o size=16k,mode=0755 nictune-full " + state +
+                                    " && { dd if=/dev/zero of=" + state +
+                                    "/fill bs=4096 2>/dev/null; test -s " + state + "/fill; }");
+    EXPECT_EQ(r.status, 5) << r.out << r.err;
+    EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("nothing was changed"), std::string::npos) << r.out;
     EXPECT_EQ(snapshot(), before);
 }

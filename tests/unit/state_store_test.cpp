@@ -2,9 +2,13 @@
 // test works in its own mkdtemp directory.
 #include "engine/state_store.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -499,6 +503,45 @@ TEST(StateStore, RejectsARecordFiledUnderAnotherInterfacesName) {
     EXPECT_EQ(r.error().message, "state file holds the record of 'eth1', not of 'p4p1'");
 }
 
+// Runs `body` in a child process whose effective capabilities lack the
+// ones that bypass file permissions (root keeps uid 0 but obeys the mode
+// bits, as an unprivileged process would). Returns what body returned ("" =
+// every check held), or why the child could not run it.
+std::string without_dac_override(const std::function<std::string()>& body) {
+    int fds[2];
+    if (::pipe(fds) != 0) return std::string("pipe: ") + std::strerror(errno);
+    const pid_t pid = ::fork();
+    if (pid < 0) return std::string("fork: ") + std::strerror(errno);
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::string out;
+        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[2]{};
+        if (::syscall(SYS_capget, &hdr, data) != 0) {
+            out = std::string("capget: ") + std::strerror(errno);
+        } else {
+            for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER})
+                data[cap / 32].effective &= ~(1U << (cap % 32));
+            if (::syscall(SYS_capset, &hdr, data) != 0)
+                out = std::string("capset: ") + std::strerror(errno);
+            else
+                out = body();
+        }
+        (void)!::write(fds[1], out.data(), out.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string got;
+    char buf[512];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+        got.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "the child died: " + got;
+    return got;
+}
+
 TEST(StateStore, RefusesToWriteIntoAReadOnlyDirectoryAndKeepsTheOldFile) {
     TempDir tmp;
     StateStore store(tmp.path());
@@ -506,17 +549,26 @@ TEST(StateStore, RefusesToWriteIntoAReadOnlyDirectoryAndKeepsTheOldFile) {
     ASSERT_TRUE(store.save_interface(old));
     const fs::path dir = tmp.path() / "interfaces";
     ASSERT_EQ(::chmod(dir.c_str(), 0500), 0) << std::strerror(errno);
-    if (::access(dir.c_str(), W_OK) == 0)
-        GTEST_SKIP() << "this process ignores file permissions (root or CAP_DAC_OVERRIDE); "
-                        "KeepsTheOldFileWhenAWriteFails covers the failure path";
 
-    auto changed = old;
-    changed.status = TxStatus::Failed;
-    const auto r = store.save_interface(changed);
-    ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().sys_errno, EACCES);
-    EXPECT_EQ(r.error().code, Errc::PermissionDenied);
-    EXPECT_EQ(r.error().context, (dir / "p4p1.json").string());
+    // As root (CI), the save runs without the capabilities that ignore the
+    // mode bits; as another user it runs as it is.
+    const auto attempt = [&]() -> std::string {
+        // AT_EACCESS: the effective capabilities (access() uses the permitted ones for root).
+        if (::faccessat(AT_FDCWD, dir.c_str(), W_OK, AT_EACCESS) == 0)
+            return "the directory is still writable";
+        auto changed = old;
+        changed.status = TxStatus::Failed;
+        const auto r = store.save_interface(changed);
+        if (r) return "the save succeeded";
+        std::string why;
+        if (r.error().sys_errno != EACCES)
+            why += "errno " + std::to_string(r.error().sys_errno) + ", not EACCES; ";
+        if (r.error().code != Errc::PermissionDenied) why += "not PermissionDenied; ";
+        if (r.error().context != (dir / "p4p1.json").string())
+            why += "context " + r.error().context + "; ";
+        return why;
+    };
+    EXPECT_EQ(::geteuid() == 0 ? without_dac_override(attempt) : attempt(), "");
     EXPECT_EQ(entries(dir), std::vector<std::string>{"p4p1.json"});
     EXPECT_EQ(loaded(store, "p4p1"), old);
 }
