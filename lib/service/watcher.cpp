@@ -95,16 +95,122 @@ void Watcher::apply_all(const std::string& reason) {
         return;
     }
     std::set<int> present;
-    for (const auto& st : *nics) {
+    std::vector<NicState> bound;
+    for (auto& st : *nics) {
         present.insert(st.id.ifindex);
         auto& t = tracked_[st.id.ifindex];
         t.ifindex = st.id.ifindex;
         t.name = st.id.name;
         t.binding.reset();
-        if (cfg_.binding_for(st.id)) apply_binding(t, st, reason);
+        if (cfg_.binding_for(st.id)) bound.push_back(std::move(st));
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
     dirty_.clear();
+    appeared_.clear();
+    apply_bindings(std::move(bound), reason);
+}
+
+// Hundreds of interfaces may appear at once (SR-IOV VFs created, a driver
+// loaded, a boot): one transaction per profile reads nothing again, sends
+// the SETs of all of them pipelined and verifies them with one re-read,
+// where a transaction each would pay its saves, round trips and re-reads
+// per interface. A transaction that does not apply cleanly (an interface
+// vanished under it, a driver refused a value) has rolled back or changed
+// nothing; its interfaces are then applied one by one from a fresh read, so
+// that one bad NIC cannot leave the others untuned.
+void Watcher::apply_bindings(std::vector<NicState> nics, const std::string& reason) {
+    std::vector<std::pair<std::string, std::vector<NicState>>> groups;  // in order of appearance
+    for (auto& st : nics) {
+        auto it = tracked_.find(st.id.ifindex);
+        if (it == tracked_.end()) continue;
+        Tracked& t = it->second;
+        if (!t.binding) {
+            const Binding* b = cfg_.binding_for(st.id);
+            if (!b) continue;
+            t.binding = *b;
+        }
+        auto g = std::find_if(groups.begin(), groups.end(),
+                              [&](const auto& x) { return x.first == t.binding->profile; });
+        if (g == groups.end()) g = groups.insert(groups.end(), {t.binding->profile, {}});
+        g->second.push_back(std::move(st));
+    }
+    for (const auto& [profile, group] : groups) {
+        if (group.size() == 1) {
+            apply_binding(tracked_.at(group.front().id.ifindex), group.front(), reason);
+            continue;
+        }
+        if (apply_together(profile, group, reason)) continue;
+        for (const auto& st : group) {
+            Tracked& t = tracked_.at(st.id.ifindex);
+            auto fresh = manager_.backend().read_interfaces(ReadRequest{{t.name}, true});
+            if (!fresh || fresh->empty() || fresh->front().id.ifindex != t.ifindex)
+                continue;  // gone: its RTM_DELLINK will say so
+            apply_binding(t, fresh->front(), reason);
+        }
+    }
+}
+
+bool Watcher::apply_together(const std::string& profile, const std::vector<NicState>& group,
+                             const std::string& reason) {
+    const Profile* p = nullptr;
+    std::optional<Profile> loaded;
+    if (auto it = profiles_.find(profile); it != profiles_.end()) {
+        p = &it->second;
+    } else if (auto l = manager_.profiles().load(profile)) {
+        loaded = std::move(*l);
+        p = &*loaded;
+    } else {
+        return false;  // each interface reports the error on its own
+    }
+    ApplyRequest req{profile, {}, false, false, false};
+    for (const auto& st : group)
+        req.interfaces.push_back(st.id.name);
+    auto r = manager_.apply_to(*p, group, req);
+    if (!r || r->result != TxResult::Applied) {
+        std::string why = r ? std::string(tx_result_name(r->result)) +
+                                  (r->error ? ": " + r->error->str() : std::string())
+                            : r.error().str();
+        log(Level::Info,
+            "profile " + profile + " (" + reason + "): one transaction for " +
+                std::to_string(group.size()) + " interfaces did not apply (" + why +
+                "); applying them one by one",
+            {"", profile, "", r ? r->transaction : ""});
+        return false;
+    }
+    for (const auto& st : group)
+        record(tracked_.at(st.id.ifindex), *r, reason);
+    return true;
+}
+
+void Watcher::take_appeared() {
+    if (appeared_.empty()) return;
+    auto appeared = std::move(appeared_);
+    appeared_.clear();
+    ReadRequest req{{}, true};
+    for (const auto& [idx, name] : appeared)
+        req.names.push_back(name);
+    auto nics = manager_.backend().read_interfaces(req);
+    if (!nics) {
+        // One of them is gone already (a named read fails as a whole): read
+        // everything and keep what is still there.
+        nics = manager_.backend().read_interfaces(ReadRequest{{}, true});
+        if (!nics) {
+            log(Level::Error, "cannot read the new interfaces: " + nics.error().str());
+            return;
+        }
+    }
+    std::vector<NicState> fresh;
+    for (auto& st : *nics) {
+        auto it = appeared.find(st.id.ifindex);
+        if (it == appeared.end() || tracked_.contains(st.id.ifindex)) continue;
+        // New to us: hotplug, driver reload (a new ifindex), or a link moved
+        // into this namespace.
+        Tracked& t = tracked_[st.id.ifindex];
+        t.ifindex = st.id.ifindex;
+        t.name = st.id.name;
+        fresh.push_back(std::move(st));
+    }
+    apply_bindings(std::move(fresh), "hotplug");
 }
 
 void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
@@ -114,19 +220,12 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
             tracked_.erase(it);
         }
         dirty_.erase(ifindex);
+        appeared_.erase(ifindex);
         return;
     }
     auto it = tracked_.find(ifindex);
     if (it == tracked_.end()) {
-        // New to us: hotplug, driver reload (a new ifindex), or a link
-        // moved into this namespace.
-        auto st = manager_.backend().read_interfaces(ReadRequest{{name}, true});
-        if (!st || st->empty() || st->front().id.ifindex != ifindex)
-            return;  // gone or renamed again already
-        Tracked& t = tracked_[ifindex];
-        t.ifindex = ifindex;
-        t.name = name;
-        if (cfg_.binding_for(st->front().id)) apply_binding(t, st->front(), "hotplug");
+        appeared_[ifindex] = name;  // the latest name, if renamed before process()
         return;
     }
     Tracked& t = it->second;
@@ -174,14 +273,16 @@ void Watcher::resync() {
         return;
     }
     std::set<int> present;
-    for (const auto& st : *nics) {
+    std::vector<NicState> fresh;
+    appeared_.clear();  // the dump has them all
+    for (auto& st : *nics) {
         present.insert(st.id.ifindex);
         auto it = tracked_.find(st.id.ifindex);
         if (it == tracked_.end()) {
             Tracked& t = tracked_[st.id.ifindex];
             t.ifindex = st.id.ifindex;
             t.name = st.id.name;
-            if (cfg_.binding_for(st.id)) apply_binding(t, st, "hotplug");
+            if (cfg_.binding_for(st.id)) fresh.push_back(std::move(st));
         } else {
             // A rename may have been among the lost notifications: do what
             // link_event would have done with it.
@@ -198,6 +299,7 @@ void Watcher::resync() {
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
     std::erase_if(dirty_, [&](int i) { return !present.contains(i); });
+    apply_bindings(std::move(fresh), "hotplug");
 }
 
 void Watcher::check_drift(Tracked& t) {
@@ -244,6 +346,7 @@ void Watcher::check_drift(Tracked& t) {
 }
 
 void Watcher::process() {
+    take_appeared();
     auto dirty = std::move(dirty_);
     dirty_.clear();
     for (int idx : dirty) {

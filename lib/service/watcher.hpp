@@ -65,20 +65,24 @@ class Watcher {
 
     // Reads every interface and applies the bindings (start, resync).
     void apply_all(const std::string& reason);
-    // A link appeared, changed or was renamed (deleted = RTM_DELLINK).
+    // A link appeared, changed or was renamed (deleted = RTM_DELLINK). A new
+    // link is only noted: process() reads and tunes every link that appeared
+    // since the last call together.
     void link_event(int ifindex, const std::string& name, bool deleted);
     // Something about this interface changed (ethtool notification).
     void device_changed(int ifindex);
     // Netlink dropped notifications: forget what we knew, re-read everything.
     void resync();
-    // Handles the interfaces marked by the events above (drift checks).
+    // Handles what the events above noted: new links (one read, one
+    // transaction per bound profile), then drift checks. The daemon calls it
+    // after it has drained its sockets.
     void process();
     // An Apply or Rollback request through D-Bus touched these interfaces.
     void note_request(const ApplyResult& r);
     void note_rollback(const std::string& interface);
 
     [[nodiscard]] const std::map<int, Tracked>& tracked() const { return tracked_; }
-    [[nodiscard]] bool pending() const { return !dirty_.empty(); }
+    [[nodiscard]] bool pending() const { return !dirty_.empty() || !appeared_.empty(); }
 
     // Test hook: the clock used for the enforcement rate limit.
     std::function<std::chrono::steady_clock::time_point()> now = [] {
@@ -87,6 +91,13 @@ class Watcher {
 
   private:
     void apply_binding(Tracked& t, const NicState& st, const std::string& reason);
+    // Applies the bindings of freshly read, tracked interfaces: those bound
+    // to one profile in one transaction (see watcher.cpp).
+    void apply_bindings(std::vector<NicState> nics, const std::string& reason);
+    bool apply_together(const std::string& profile, const std::vector<NicState>& group,
+                        const std::string& reason);
+    // Reads and tunes the links noted in appeared_.
+    void take_appeared();
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
     void check_drift(Tracked& t);
     // The tracked interface is now called `name`; its saved originals move.
@@ -98,6 +109,7 @@ class Watcher {
     std::map<std::string, Profile> profiles_;
     std::map<int, Tracked> tracked_;
     std::set<int> dirty_;
+    std::map<int, std::string> appeared_;  // new links not read yet: ifindex -> name
 };
 
 }  // namespace nictune::service

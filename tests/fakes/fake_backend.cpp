@@ -18,6 +18,7 @@ NicState* FakeBackend::by_index(int ifindex) {
 }
 
 Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& req) {
+    ++read_calls;
     std::vector<NicState> out;
     if (req.names.empty()) return nics;
     for (const auto& n : req.names) {
@@ -52,6 +53,8 @@ Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
             before_set("set_device " + std::string(section_info(section).name) + " " + ref.name);
         !r)
         return r;
+    if (fail_set && fail_set(ref.name, section))
+        return std::unexpected(Error{Errc::Kernel, EINVAL, ref.name, "Invalid argument", ""});
     NicState* n = by_index(ref.ifindex);
     if (!n) return fail(Errc::NoSuchInterface, ref.name, "No such device");
     for (const auto& [k, v] : values) {

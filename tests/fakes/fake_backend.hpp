@@ -32,6 +32,11 @@ class FakeBackend : public Backend {
     void ignore(Key key) { ignored_.push_back(key); }
     // The driver settles on another value for `key`.
     void adjust(Key key, std::function<uint64_t(uint64_t)> f) { adjust_[key] = std::move(f); }
+    // SETs of this interface and section fail with EINVAL (a driver that
+    // refuses a value), whenever they come.
+    std::function<bool(const std::string& name, Section section)> fail_set;
+    // read_interfaces calls so far.
+    std::size_t read_calls = 0;
     // The interface disappears at the n-th SET.
     void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
@@ -85,6 +86,8 @@ TEST_F(WatcherTest, AppliesToAMatchingInterfaceThatAppearsLater) {
     st.id.ifindex = 20;
     be.nics.push_back(st);
     watcher->link_event(20, "p5p1", false);
+    EXPECT_EQ(mtu("p5p1"), 1500U) << "only noted until the daemon has drained its sockets";
+    watcher->process();
     EXPECT_EQ(mtu("p5p1"), 9000U);
     ASSERT_EQ(events.size(), 1U);
     EXPECT_EQ(events[0].detail, "applied/hotplug");
@@ -116,6 +119,7 @@ TEST_F(WatcherTest, ReappliesAfterADriverReload) {
     be.nics[0] = test::ixgbe_port("p4p1");
     be.nics[0].id.ifindex = 31;
     watcher->link_event(31, "p4p1", false);
+    watcher->process();
     EXPECT_EQ(mtu("p4p1"), 9000U);
     EXPECT_EQ(events.back().detail, "applied/hotplug");
 }
@@ -206,6 +210,64 @@ TEST_F(WatcherTest, ResyncHandlesRenamesItMissed) {
     EXPECT_TRUE(*manager->state().load_interface("p4p2")) << "originals follow the device";
     EXPECT_FALSE(*manager->state().load_interface("p4p1"));
     EXPECT_EQ(watcher->tracked().at(be.nic("p4p2")->id.ifindex).profile, "jumbo");
+}
+
+TEST_F(WatcherTest, InterfacesThatAppearTogetherAreTunedInOneTransaction) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    for (int i = 0; i < 5; ++i) {
+        auto st = test::ixgbe_port("vf" + std::to_string(i));
+        st.id.ifindex = 100 + i;
+        be.nics.push_back(st);
+        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
+    }
+    const auto reads = be.read_calls;
+    watcher->process();
+    EXPECT_EQ(be.read_calls - reads, 2U) << "one read of the five, one verification re-read";
+    std::set<std::string> transactions;
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(mtu("vf" + std::to_string(i)), 9000U);
+        transactions.insert(watcher->tracked().at(100 + i).transaction);
+        EXPECT_EQ(watcher->tracked().at(100 + i).last_result, "applied");
+    }
+    EXPECT_EQ(transactions.size(), 1U);
+    EXPECT_EQ(events.size(), 5U);
+}
+
+TEST_F(WatcherTest, OneBadInterfaceInABurstDoesNotLeaveTheOthersUntuned) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    for (int i = 0; i < 4; ++i) {
+        auto st = test::ixgbe_port("vf" + std::to_string(i));
+        st.id.ifindex = 100 + i;
+        be.nics.push_back(st);
+        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
+    }
+    // vf2's driver refuses the MTU: the shared transaction rolls back, then
+    // each is applied on its own.
+    be.fail_set = [](const std::string& name, Section s) {
+        return name == "vf2" && s == Section::Link;
+    };
+    watcher->process();
+    for (int i : {0, 1, 3})
+        EXPECT_EQ(mtu("vf" + std::to_string(i)), 9000U) << i;
+    EXPECT_EQ(mtu("vf2"), 1500U);
+    EXPECT_EQ(watcher->tracked().at(102).last_result, "rolled_back");
+    EXPECT_EQ(watcher->tracked().at(100).last_result, "applied");
+    EXPECT_NE(watcher->tracked().at(100).transaction, watcher->tracked().at(101).transaction);
+}
+
+TEST_F(WatcherTest, ALinkThatCameAndWentBeforeProcessIsSkipped) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    auto st = test::ixgbe_port("vf0");
+    st.id.ifindex = 100;
+    be.nics.push_back(st);
+    watcher->link_event(100, "vf0", false);
+    watcher->link_event(101, "vf1", false);  // already gone when read
+    watcher->process();
+    EXPECT_EQ(mtu("vf0"), 9000U);
+    EXPECT_FALSE(watcher->tracked().contains(101));
 }
 
 TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
