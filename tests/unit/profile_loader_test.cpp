@@ -297,7 +297,8 @@ TEST_F(ProfileStoreTest, RefusesDirectoriesOthersCanWrite) {
 }
 
 TEST_F(ProfileStoreTest, RefusesHugeFiles) {
-    write("shipped/big.toml", "[link]\nmtu = 1500\n# " + std::string(kMaxFileSize, 'x') + "\n");
+    // 10 MB, ten times the limit: refused by its size, before it is read.
+    write("shipped/big.toml", "[link]\nmtu = 1500\n# " + std::string(10'000'000, 'x') + "\n");
     auto p = store().load("big");
     ASSERT_FALSE(p);
     EXPECT_NE(p.error().str().find("the limit is 1048576"), std::string::npos) << p.error().str();
