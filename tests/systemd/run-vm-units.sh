@@ -22,8 +22,11 @@ if ! log=$(DESTDIR=$root cmake --install "$BIN" --prefix /usr 2>&1); then
   echo "$log"
   exit 1
 fi
+# The probe goes into the installed tree: the unit's PrivateTmp= hides a
+# build tree under /tmp (a clone in /tmp, as CI may make) from the service.
+install -D -m 0755 "$PROBE" "$root/usr/libexec/nictune/nictune_unit_probe"
 "$SRC/tests/vm/run-vm" --mode systemd --timeout 900 --quiet --out "$out" \
-  --install-dir "$root" --env "NICTUNE_UNIT_PROBE=$PROBE" \
+  --install-dir "$root" --env "NICTUNE_UNIT_PROBE=/usr/libexec/nictune/nictune_unit_probe" \
   --script "$SRC/tests/systemd/vm-units.sh"
 rc=$?
 [[ -f $out/units-vm.txt ]] && cat "$out/units-vm.txt"
