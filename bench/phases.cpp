@@ -354,12 +354,9 @@ Json hotplug_mode(const Options& o) {
     }
     for (const auto& n : names)
         (void)e.manager->rollback(n);
-    Json out{{"interfaces", names.size()},
-             {"applied", applied_one_by_one},
-             {"link_event_total_ms", total},
-             {"link_event_ms", dist(per)},
-             {"burst_applied", applied_burst},
-             {"burst_total_ms", burst},
+    Json out{{"interfaces", names.size()},     {"applied", applied_one_by_one},
+             {"link_event_total_ms", total},   {"link_event_ms", dist(per)},
+             {"burst_applied", applied_burst}, {"burst_total_ms", burst},
              {"drift_check_ms", dist(drift)}};
     for (auto& [k, v] : t)
         out["steps_ms"][k] = dist(v);
