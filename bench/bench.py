@@ -854,7 +854,10 @@ def main():
     scales = [int(x) for x in args.scales.split(",")]
     workdir = tempfile.mkdtemp(prefix="nictune-bench-")
     os.chmod(workdir, 0o755)
-    _cleanups.append(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    if os.environ.get("NICTUNE_BENCH_KEEP"):
+        log(f"keeping the work directory (nictuned.log): {workdir}")
+    else:
+        _cleanups.append(lambda: shutil.rmtree(workdir, ignore_errors=True))
     results = {"machine": machine(), "build_type": args.build_type, "build_dir": args.build_dir,
                "args": vars(args)}
     ns = Namespaces(args.tag)

@@ -28,7 +28,6 @@ constexpr std::size_t kRequestBufferSize = 8 * 1024;
 // A kernel that never answers must not hang the daemon forever.
 constexpr int kReplyTimeoutSeconds = 10;
 // Room for bursts of notifications (a driver reset announces every family).
-constexpr int kMonitorRcvbuf = 1024 * 1024;
 
 const char* cmd_name(uint8_t cmd) {
     switch (cmd) {
@@ -433,14 +432,14 @@ Result<std::shared_ptr<const FeatureNames>> Socket::feature_names() {
     return feature_names_;
 }
 
-Result<void> Socket::subscribe_monitor() {
+Result<void> Socket::subscribe_monitor(int queue_bytes) {
     const char* context = "ethtool netlink: join the \"monitor\" group";
     if (monitor_group_ == 0)
         return fail(Errc::Unsupported, context, "the ethtool family has no monitor group");
     // Best effort: a larger queue only makes ENOBUFS rarer; the caller copes
     // with ENOBUFS either way.
-    int rcvbuf = kMonitorRcvbuf;
-    (void)setsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    if (setsockopt(fd(), SOL_SOCKET, SO_RCVBUFFORCE, &queue_bytes, sizeof queue_bytes) != 0)
+        (void)setsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &queue_bytes, sizeof queue_bytes);
     unsigned int group = monitor_group_;
     if (mnl_socket_setsockopt(nl_, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
         return fail_syscall(context, "NETLINK_ADD_MEMBERSHIP");

@@ -69,7 +69,9 @@ class Socket {
     // receive_notifications() on fd(). Use a socket of its own for the monitor:
     // notifications that arrive while a request on the same socket waits for
     // its reply are dropped.
-    Result<void> subscribe_monitor();
+    // `queue_bytes` as for rtnl::Socket::subscribe_links.
+    static constexpr int kDefaultMonitorQueueBytes = 4 * 1024 * 1024;
+    Result<void> subscribe_monitor(int queue_bytes = kDefaultMonitorQueueBytes);
     [[nodiscard]] int fd() const;
     // Reads what is queued without blocking and calls on_msg for each message.
     // ENOBUFS (the kernel dropped notifications) is returned as Errc::Io with

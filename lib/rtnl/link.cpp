@@ -27,7 +27,6 @@ namespace {
 // truncates.
 constexpr std::size_t kReceiveBuffer = 64 * 1024;
 // Receive queue asked for on an event socket.
-constexpr int kEventQueueBytes = 1024 * 1024;
 // A dump that raced with a link change is repeated this many times at most.
 constexpr int kDumpAttempts = 3;
 
@@ -507,15 +506,17 @@ Result<void> Socket::change_link(int ifindex, const LinkChange& change) {
     return {};
 }
 
-Result<void> Socket::subscribe_links() {
+Result<void> Socket::subscribe_links(int queue_bytes) {
     if (int err = nl_socket_add_membership(sk_, RTNLGRP_LINK); err < 0)
         return fail(Errc::Io, "link events: subscribe", nl_geterror(err));
     // Notifications carry no sequence number of ours.
     nl_socket_disable_seq_check(sk_);
-    // Room for a burst (a driver reset announces every link change at once)
-    // before the kernel drops events; capped by net.core.rmem_max, so only
-    // a hint.
-    (void)nl_socket_set_buffer_size(sk_, kEventQueueBytes, 0);
+    // Room for a burst (a driver reset or hundreds of new VFs announce
+    // every link at once) before the kernel drops events. Best effort: the
+    // caller copes with ENOBUFS either way.
+    const int fd = nl_socket_get_fd(sk_);
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &queue_bytes, sizeof queue_bytes) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &queue_bytes, sizeof queue_bytes);
     if (int err = nl_socket_set_nonblocking(sk_); err < 0)
         return fail(Errc::Io, "link events: subscribe", nl_geterror(err));
     return {};

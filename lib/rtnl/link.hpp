@@ -67,7 +67,11 @@ class Socket {
     std::vector<Result<void>> change_links(std::span<const std::pair<int, LinkChange>> changes);
 
     // Event socket: joins RTNLGRP_LINK; read with receive_events() on fd().
-    Result<void> subscribe_links();
+    // `queue_bytes`: the receive queue asked for (SO_RCVBUFFORCE with
+    // CAP_NET_ADMIN, else SO_RCVBUF, which net.core.rmem_max caps): room
+    // for a burst before the kernel drops events.
+    static constexpr int kDefaultEventQueueBytes = 4 * 1024 * 1024;
+    Result<void> subscribe_links(int queue_bytes = kDefaultEventQueueBytes);
     [[nodiscard]] int fd() const;
     // Reads what is queued without blocking. `deleted` is true for RTM_DELLINK.
     // ENOBUFS is returned as Errc::Io with sys_errno ENOBUFS (resynchronise).

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -121,13 +122,17 @@ int run_daemon(const DaemonOptions& opts) {
     Manager manager(**backend, make_store(opts, first_cfg, runtime_names), StateStore(state_dir),
                     FactsBook::builtin());
 
+    // Tests that must overflow the queues with few events shrink them.
+    int queue_bytes = rtnl::Socket::kDefaultEventQueueBytes;
+    if (const char* q = std::getenv("NICTUNE_TEST_NETLINK_QUEUE_BYTES"); q && std::atoi(q) > 0)
+        queue_bytes = std::atoi(q);
     auto events = rtnl::Socket::open();
-    if (!events || !(*events)->subscribe_links()) {
+    if (!events || !(*events)->subscribe_links(queue_bytes)) {
         log(Level::Error, "cannot listen for link events");
         return 1;
     }
     auto monitor = ethnl::Socket::open();
-    if (!monitor || !(*monitor)->subscribe_monitor()) {
+    if (!monitor || !(*monitor)->subscribe_monitor(queue_bytes)) {
         log(Level::Error, "cannot join the ethtool monitor group");
         return 1;
     }
@@ -255,6 +260,12 @@ int run_daemon(const DaemonOptions& opts) {
                          {sigfd, POLLIN, 0}};
         if (trim_pending && (timeout_ms < 0 || timeout_ms > kTrimAfterMs))
             timeout_ms = kTrimAfterMs;
+        // The watcher has work it could not finish (links that could not be
+        // read while they kept changing): try again soon, not on the next
+        // event, which may never come. Idle, it has none.
+        constexpr int kRetryAfterMs = 20;
+        if (watcher.pending() && (timeout_ms < 0 || timeout_ms > kRetryAfterMs))
+            timeout_ms = kRetryAfterMs;
         int n = poll(fds, 4, timeout_ms);
         if (n < 0 && errno != EINTR) {
             log(Level::Error, std::string("poll: ") + std::strerror(errno));

@@ -191,14 +191,37 @@ void Watcher::take_appeared() {
         req.names.push_back(name);
     auto nics = manager_.backend().read_interfaces(req);
     if (!nics) {
-        // One of them is gone already (a named read fails as a whole): read
-        // everything and keep what is still there.
-        nics = manager_.backend().read_interfaces(ReadRequest{{}, true});
+        // One of them is gone already (a named read fails as a whole), or
+        // links keep coming and the kernel interrupts every dump: read them
+        // one by one (GETs, which churn does not interrupt) and keep those
+        // still there.
+        std::vector<NicState> each;
+        bool complete = true;
+        for (const auto& [idx, name] : appeared) {
+            auto one = manager_.backend().read_interfaces(ReadRequest{{name}, true});
+            if (one) {
+                for (auto& st : *one)
+                    each.push_back(std::move(st));
+            } else if (one.error().code != Errc::NoSuchInterface) {
+                complete = false;
+                break;
+            }
+        }
+        if (complete)
+            nics = std::move(each);
+        else
+            nics = manager_.backend().read_interfaces(ReadRequest{{}, true});
         if (!nics) {
-            log(Level::Error, "cannot read the new interfaces: " + nics.error().str());
+            // Links keep coming (a dump the kernel interrupted again and
+            // again): they stay noted, and the daemon calls process() again
+            // shortly (pending()).
+            log(++read_retries_ == 1 ? Level::Info : Level::Debug,
+                "cannot read the new interfaces yet (" + nics.error().str() + "); will retry");
+            appeared_ = std::move(appeared);
             return;
         }
     }
+    read_retries_ = 0;
     std::vector<NicState> fresh;
     for (auto& st : *nics) {
         auto it = appeared.find(st.id.ifindex);
@@ -269,9 +292,12 @@ void Watcher::resync() {
     // and pick up interfaces that appeared unseen.
     auto nics = manager_.backend().read_interfaces(ReadRequest{{}, true});
     if (!nics) {
-        log(Level::Error, "resync failed: " + nics.error().str());
+        // Tried again from process() (the daemon calls it again shortly).
+        log(Level::Error, "resync failed: " + nics.error().str() + "; will retry");
+        resync_again_ = true;
         return;
     }
+    resync_again_ = false;
     std::set<int> present;
     std::vector<NicState> fresh;
     appeared_.clear();  // the dump has them all
@@ -346,6 +372,7 @@ void Watcher::check_drift(Tracked& t) {
 }
 
 void Watcher::process() {
+    if (resync_again_) resync();
     take_appeared();
     auto dirty = std::move(dirty_);
     dirty_.clear();

@@ -82,7 +82,11 @@ class Watcher {
     void note_rollback(const std::string& interface);
 
     [[nodiscard]] const std::map<int, Tracked>& tracked() const { return tracked_; }
-    [[nodiscard]] bool pending() const { return !dirty_.empty() || !appeared_.empty(); }
+    // Work left for process(): the daemon calls it again shortly, not only
+    // on the next event (a read that failed while links kept changing).
+    [[nodiscard]] bool pending() const {
+        return !dirty_.empty() || !appeared_.empty() || resync_again_;
+    }
 
     // Test hook: the clock used for the enforcement rate limit.
     std::function<std::chrono::steady_clock::time_point()> now = [] {
@@ -110,6 +114,8 @@ class Watcher {
     std::map<int, Tracked> tracked_;
     std::set<int> dirty_;
     std::map<int, std::string> appeared_;  // new links not read yet: ifindex -> name
+    int read_retries_ = 0;                 // failed reads of appeared_ in a row
+    bool resync_again_ = false;            // the last resync could not read
 };
 
 }  // namespace nictune::service

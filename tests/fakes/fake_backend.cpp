@@ -19,6 +19,10 @@ NicState* FakeBackend::by_index(int ifindex) {
 
 Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& req) {
     ++read_calls;
+    if (fail_reads > 0) {
+        --fail_reads;
+        return fail(Errc::Busy, "links: dump", "netlink: Dump inconsistency detected, interrupted");
+    }
     std::vector<NicState> out;
     if (req.names.empty()) return nics;
     for (const auto& n : req.names) {

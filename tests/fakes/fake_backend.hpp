@@ -37,6 +37,9 @@ class FakeBackend : public Backend {
     std::function<bool(const std::string& name, Section section)> fail_set;
     // read_interfaces calls so far.
     std::size_t read_calls = 0;
+    // The next this many read_interfaces calls fail (a dump the kernel kept
+    // interrupting).
+    int fail_reads = 0;
     // The interface disappears at the n-th SET.
     void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
 

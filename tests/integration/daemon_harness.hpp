@@ -133,8 +133,11 @@ class DaemonHarness {
     }
 
     // Starts nictuned and waits until it answers Status (limit: `ready`).
-    bool start_daemon(std::chrono::milliseconds ready = std::chrono::milliseconds(20000)) {
+    // `env`: extra environment for nictuned (test hooks).
+    bool start_daemon(std::chrono::milliseconds ready = std::chrono::milliseconds(20000),
+                      std::vector<std::string> env = {}) {
         Child::Options o;
+        o.env = std::move(env);
         o.stderr_log = dir_ / "nictuned.log";
         std::string why;
         daemon_ = Child::start(

@@ -270,6 +270,52 @@ TEST_F(WatcherTest, ALinkThatCameAndWentBeforeProcessIsSkipped) {
     EXPECT_FALSE(watcher->tracked().contains(101));
 }
 
+TEST_F(WatcherTest, NewLinksThatCannotBeReadYetAreTriedAgain) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    auto st = test::ixgbe_port("vf0");
+    st.id.ifindex = 100;
+    be.nics.push_back(st);
+    watcher->link_event(100, "vf0", false);
+    be.fail_reads = 3;  // the named read, vf0's own and the full one
+    watcher->process();
+    EXPECT_EQ(mtu("vf0"), 1500U);
+    EXPECT_TRUE(watcher->pending()) << "the daemon must call process() again";
+    watcher->process();
+    EXPECT_EQ(mtu("vf0"), 9000U);
+    EXPECT_FALSE(watcher->pending());
+}
+
+TEST_F(WatcherTest, NewLinksAreReadOneByOneWhenTheBatchReadFails) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    for (int i = 0; i < 3; ++i) {
+        auto st = test::ixgbe_port("vf" + std::to_string(i));
+        st.id.ifindex = 100 + i;
+        be.nics.push_back(st);
+        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
+    }
+    watcher->link_event(103, "vf3", false);  // already gone: fails the named read
+    watcher->process();
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(mtu("vf" + std::to_string(i)), 9000U) << i;
+    EXPECT_FALSE(watcher->pending());
+}
+
+TEST_F(WatcherTest, AResyncThatCannotReadIsTriedAgain) {
+    bind("p5*", false);
+    watcher->apply_all("boot");
+    auto st = test::ixgbe_port("p5p9");
+    st.id.ifindex = 40;
+    be.nics.push_back(st);
+    be.fail_reads = 1;
+    watcher->resync();
+    EXPECT_TRUE(watcher->pending());
+    watcher->process();
+    EXPECT_EQ(mtu("p5p9"), 9000U);
+    EXPECT_FALSE(watcher->pending());
+}
+
 TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
     bind("p4p*", true);
     watcher->apply_all("boot");
