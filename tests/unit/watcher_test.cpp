@@ -56,6 +56,14 @@ class WatcherTest : public ::testing::Test {
         cfg.bindings.push_back(b);
         watcher->set_config(cfg, {{"jumbo", profile_of("jumbo", text)}});
     }
+    // A new ixgbe port "vf<i>" (ifindex 100 + i) appears: the kernel has it
+    // and the watcher hears of it.
+    void appear(int i) {
+        auto st = test::ixgbe_port("vf" + std::to_string(i));
+        st.id.ifindex = 100 + i;
+        be.nics.push_back(st);
+        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
+    }
     std::optional<uint64_t> mtu(const std::string& name) {
         auto* n = be.nic(name);
         return n ? n->values.get(Key::LinkMtu) : std::nullopt;
@@ -215,12 +223,8 @@ TEST_F(WatcherTest, ResyncHandlesRenamesItMissed) {
 TEST_F(WatcherTest, InterfacesThatAppearTogetherAreTunedInOneTransaction) {
     bind("vf*", false);
     watcher->apply_all("boot");
-    for (int i = 0; i < 5; ++i) {
-        auto st = test::ixgbe_port("vf" + std::to_string(i));
-        st.id.ifindex = 100 + i;
-        be.nics.push_back(st);
-        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
-    }
+    for (int i = 0; i < 5; ++i)
+        appear(i);
     const auto reads = be.read_calls;
     watcher->process();
     EXPECT_EQ(be.read_calls - reads, 2U) << "one read of the five, one verification re-read";
@@ -237,12 +241,8 @@ TEST_F(WatcherTest, InterfacesThatAppearTogetherAreTunedInOneTransaction) {
 TEST_F(WatcherTest, OneBadInterfaceInABurstDoesNotLeaveTheOthersUntuned) {
     bind("vf*", false);
     watcher->apply_all("boot");
-    for (int i = 0; i < 4; ++i) {
-        auto st = test::ixgbe_port("vf" + std::to_string(i));
-        st.id.ifindex = 100 + i;
-        be.nics.push_back(st);
-        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
-    }
+    for (int i = 0; i < 4; ++i)
+        appear(i);
     // vf2's driver refuses the MTU: the shared transaction rolls back, then
     // each is applied on its own.
     be.fail_set = [](const std::string& name, Section s) {
@@ -260,10 +260,7 @@ TEST_F(WatcherTest, OneBadInterfaceInABurstDoesNotLeaveTheOthersUntuned) {
 TEST_F(WatcherTest, ALinkThatCameAndWentBeforeProcessIsSkipped) {
     bind("vf*", false);
     watcher->apply_all("boot");
-    auto st = test::ixgbe_port("vf0");
-    st.id.ifindex = 100;
-    be.nics.push_back(st);
-    watcher->link_event(100, "vf0", false);
+    appear(0);
     watcher->link_event(101, "vf1", false);  // already gone when read
     watcher->process();
     EXPECT_EQ(mtu("vf0"), 9000U);
@@ -273,10 +270,7 @@ TEST_F(WatcherTest, ALinkThatCameAndWentBeforeProcessIsSkipped) {
 TEST_F(WatcherTest, NewLinksThatCannotBeReadYetAreTriedAgain) {
     bind("vf*", false);
     watcher->apply_all("boot");
-    auto st = test::ixgbe_port("vf0");
-    st.id.ifindex = 100;
-    be.nics.push_back(st);
-    watcher->link_event(100, "vf0", false);
+    appear(0);
     be.fail_reads = 3;  // the named read, vf0's own and the full one
     watcher->process();
     EXPECT_EQ(mtu("vf0"), 1500U);
@@ -289,12 +283,8 @@ TEST_F(WatcherTest, NewLinksThatCannotBeReadYetAreTriedAgain) {
 TEST_F(WatcherTest, NewLinksAreReadOneByOneWhenTheBatchReadFails) {
     bind("vf*", false);
     watcher->apply_all("boot");
-    for (int i = 0; i < 3; ++i) {
-        auto st = test::ixgbe_port("vf" + std::to_string(i));
-        st.id.ifindex = 100 + i;
-        be.nics.push_back(st);
-        watcher->link_event(100 + i, "vf" + std::to_string(i), false);
-    }
+    for (int i = 0; i < 3; ++i)
+        appear(i);
     watcher->link_event(103, "vf3", false);  // already gone: fails the named read
     watcher->process();
     for (int i = 0; i < 3; ++i)
