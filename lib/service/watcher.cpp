@@ -355,8 +355,8 @@ void Watcher::check_drift(Tracked& t) {
     }
     if (!enforce) return;
     const auto t_now = now();
-    while (!t.enforcements.empty() && t_now - t.enforcements.front() > std::chrono::minutes(1))
-        t.enforcements.pop_front();
+    std::erase_if(t.enforcements,
+                  [&](const auto& at) { return t_now - at > std::chrono::minutes(1); });
     if (t.enforcements.size() >= kMaxEnforcementsPerMinute) {
         t.enforcement_suspended = true;
         log(Level::Error,

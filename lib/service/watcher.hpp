@@ -13,7 +13,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -35,7 +34,9 @@ struct Tracked {
     std::string last_result;                 // tx_result_name or "" before any
     std::map<std::string, Scalar> baseline;  // setting path -> value after the last apply
     std::vector<std::string> drifted;        // keys that differ now
-    std::deque<std::chrono::steady_clock::time_point> enforcements;
+    // At most kMaxEnforcementsPerMinute entries, oldest first. A vector: an
+    // empty std::deque already allocates ~600 bytes, per tracked interface.
+    std::vector<std::chrono::steady_clock::time_point> enforcements;
     bool enforcement_suspended = false;
 };
 
