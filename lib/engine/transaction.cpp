@@ -493,12 +493,13 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             if (std::find(e->owners.begin(), e->owners.end(), ip.id.name) == e->owners.end())
                 e->owners.push_back(ip.id.name);
     }
-    if (auto ok = store.save_interfaces(records); !ok) {
+    // The originals could not be saved: refuse before any change, and put
+    // back the records already written (they describe no change yet).
+    const auto refuse = [&](const Error& e) {
         res.result = TxResult::Refused;
-        res.error = ok.error();
+        res.error = e;
         res.error->message =
             "cannot save the original settings (" + res.error->message + "); nothing was changed";
-        // Records already written describe no change yet: put them back.
         for (std::size_t i = 0; i < records.size(); ++i) {
             if (previous[i])
                 (void)store.save_interface(*previous[i]);
@@ -506,21 +507,11 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
                 (void)store.remove_interface(records[i].name);
         }
         return res;
-    }
+    };
+    if (auto ok = store.save_interfaces(records); !ok) return refuse(ok.error());
     // Untouched when the profile has no system settings (the common case).
-    if (auto ok = *sysrec == sys_before ? Result<void>{} : store.save_system(*sysrec); !ok) {
-        res.result = TxResult::Refused;
-        res.error = ok.error();
-        res.error->message =
-            "cannot save the original settings (" + res.error->message + "); nothing was changed";
-        for (std::size_t i = 0; i < records.size(); ++i) {
-            if (previous[i])
-                (void)store.save_interface(*previous[i]);
-            else
-                (void)store.remove_interface(records[i].name);
-        }
-        return res;
-    }
+    if (auto ok = *sysrec == sys_before ? Result<void>{} : store.save_system(*sysrec); !ok)
+        return refuse(ok.error());
 
     // Apply: one message per interface and section, in plan order.
     auto run = execute(be, writes, !opts.keep_going, opts.before_change);
