@@ -57,6 +57,15 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
         events_.applied(r.transaction, t.name, r.profile, tx_result_name(r.result), reason);
 }
 
+Result<const Profile*> Watcher::bound_profile(const std::string& name,
+                                              std::optional<Profile>& holder) {
+    if (auto it = profiles_.find(name); it != profiles_.end()) return &it->second;
+    auto loaded = manager_.profiles().load(name);
+    if (!loaded) return std::unexpected(loaded.error());
+    holder = std::move(*loaded);
+    return &*holder;
+}
+
 void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& reason) {
     // Once bound, an interface stays bound under a new name (tracked by
     // ifindex); a new ifindex or a reload looks the binding up again.
@@ -68,15 +77,10 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
     const Binding* b = &*t.binding;
     // The interface was just read: plan from that state, no second read.
     const ApplyRequest req{b->profile, {st.id.name}, false, false, false};
-    auto p = profiles_.find(b->profile);
-    Result<ApplyResult> r = fail(Errc::Internal, "", "no profile");
-    if (p != profiles_.end()) {
-        r = manager_.apply_to(p->second, {st}, req);
-    } else if (auto loaded = manager_.profiles().load(b->profile)) {
-        r = manager_.apply_to(*loaded, {st}, req);
-    } else {
-        r = std::unexpected(loaded.error());
-    }
+    std::optional<Profile> holder;
+    auto p = bound_profile(b->profile, holder);
+    Result<ApplyResult> r =
+        p ? manager_.apply_to(**p, {st}, req) : Result<ApplyResult>(std::unexpected(p.error()));
     if (!r) {
         t.profile = b->profile;
         t.last_result = "error";
@@ -134,14 +138,17 @@ void Watcher::apply_bindings(std::vector<NicState> nics, const std::string& reas
         if (g == groups.end()) g = groups.insert(groups.end(), {t.binding->profile, {}});
         g->second.push_back(std::move(st));
     }
-    for (const auto& [profile, group] : groups) {
+    for (auto& [profile, group] : groups) {
         if (group.size() == 1) {
             apply_binding(tracked_.at(group.front().id.ifindex), group.front(), reason);
             continue;
         }
-        if (apply_together(profile, group, reason)) continue;
-        for (const auto& st : group) {
-            Tracked& t = tracked_.at(st.id.ifindex);
+        std::vector<int> members;
+        for (const auto& st : group)
+            members.push_back(st.id.ifindex);
+        if (apply_together(profile, std::move(group), members, reason)) continue;
+        for (int idx : members) {
+            Tracked& t = tracked_.at(idx);
             auto fresh = manager_.backend().read_interfaces(ReadRequest{{t.name}, true});
             if (!fresh || fresh->empty() || fresh->front().id.ifindex != t.ifindex)
                 continue;  // gone: its RTM_DELLINK will say so
@@ -150,35 +157,28 @@ void Watcher::apply_bindings(std::vector<NicState> nics, const std::string& reas
     }
 }
 
-bool Watcher::apply_together(const std::string& profile, const std::vector<NicState>& group,
-                             const std::string& reason) {
-    const Profile* p = nullptr;
-    std::optional<Profile> loaded;
-    if (auto it = profiles_.find(profile); it != profiles_.end()) {
-        p = &it->second;
-    } else if (auto l = manager_.profiles().load(profile)) {
-        loaded = std::move(*l);
-        p = &*loaded;
-    } else {
-        return false;  // each interface reports the error on its own
-    }
+bool Watcher::apply_together(const std::string& profile, std::vector<NicState> group,
+                             const std::vector<int>& members, const std::string& reason) {
+    std::optional<Profile> holder;
+    auto p = bound_profile(profile, holder);
+    if (!p) return false;  // each interface reports the error on its own
     ApplyRequest req{profile, {}, false, false, false};
     for (const auto& st : group)
         req.interfaces.push_back(st.id.name);
-    auto r = manager_.apply_to(*p, group, req);
+    auto r = manager_.apply_to(**p, std::move(group), req);
     if (!r || r->result != TxResult::Applied) {
         std::string why = r ? std::string(tx_result_name(r->result)) +
                                   (r->error ? ": " + r->error->str() : std::string())
                             : r.error().str();
         log(Level::Info,
             "profile " + profile + " (" + reason + "): one transaction for " +
-                std::to_string(group.size()) + " interfaces did not apply (" + why +
+                std::to_string(members.size()) + " interfaces did not apply (" + why +
                 "); applying them one by one",
             {"", profile, "", r ? r->transaction : ""});
         return false;
     }
-    for (const auto& st : group)
-        record(tracked_.at(st.id.ifindex), *r, reason);
+    for (int idx : members)
+        record(tracked_.at(idx), *r, reason);
     return true;
 }
 

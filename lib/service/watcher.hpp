@@ -99,8 +99,13 @@ class Watcher {
     // Applies the bindings of freshly read, tracked interfaces: those bound
     // to one profile in one transaction (see watcher.cpp).
     void apply_bindings(std::vector<NicState> nics, const std::string& reason);
-    bool apply_together(const std::string& profile, const std::vector<NicState>& group,
-                        const std::string& reason);
+    // One transaction for `group` (the interfaces `members`, by ifindex);
+    // true when it applied (each recorded).
+    bool apply_together(const std::string& profile, std::vector<NicState> group,
+                        const std::vector<int>& members, const std::string& reason);
+    // The bound profile: the validated copy from set_config, else loaded from
+    // disk into `holder`.
+    Result<const Profile*> bound_profile(const std::string& name, std::optional<Profile>& holder);
     // Reads and tunes the links noted in appeared_.
     void take_appeared();
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
