@@ -182,58 +182,69 @@ bool Watcher::apply_together(const std::string& profile, std::vector<NicState> g
     return true;
 }
 
+// New links are read and tuned in chunks of kReadChunk: a chunk is read
+// with one request per device, which the kernel answers even while links
+// keep coming (a dump of every link is interrupted by each new one, and
+// costs as much for two new links as for all of them); each chunk is tuned
+// as soon as it is read, so the first links of a burst do not wait for the
+// last.
 void Watcher::take_appeared() {
     if (appeared_.empty()) return;
-    auto appeared = std::move(appeared_);
+    std::vector<std::pair<int, std::string>> all(appeared_.begin(), appeared_.end());
     appeared_.clear();
-    ReadRequest req{{}, true};
-    for (const auto& [idx, name] : appeared)
-        req.names.push_back(name);
-    auto nics = manager_.backend().read_interfaces(req);
-    if (!nics) {
-        // One of them is gone already (a named read fails as a whole), or
-        // links keep coming and the kernel interrupts every dump: read them
-        // one by one (GETs, which churn does not interrupt) and keep those
-        // still there.
-        std::vector<NicState> each;
-        bool complete = true;
-        for (const auto& [idx, name] : appeared) {
-            auto one = manager_.backend().read_interfaces(ReadRequest{{name}, true});
-            if (one) {
-                for (auto& st : *one)
-                    each.push_back(std::move(st));
-            } else if (one.error().code != Errc::NoSuchInterface) {
-                complete = false;
-                break;
-            }
-        }
-        if (complete)
-            nics = std::move(each);
-        else
-            nics = manager_.backend().read_interfaces(ReadRequest{{}, true});
+    for (std::size_t from = 0; from < all.size(); from += kReadChunk) {
+        const std::size_t to = std::min(all.size(), from + kReadChunk);
+        std::span<const std::pair<int, std::string>> chunk(all.data() + from, to - from);
+        auto nics = read_new(chunk);
         if (!nics) {
             // Links keep coming (a dump the kernel interrupted again and
             // again): they stay noted, and the daemon calls process() again
             // shortly (pending()).
             log(++read_retries_ == 1 ? Level::Info : Level::Debug,
                 "cannot read the new interfaces yet (" + nics.error().str() + "); will retry");
-            appeared_ = std::move(appeared);
+            for (std::size_t i = from; i < all.size(); ++i)
+                appeared_.insert(all[i]);
             return;
         }
+        read_retries_ = 0;
+        std::vector<NicState> fresh;
+        for (auto& st : *nics) {
+            const bool noted = std::any_of(chunk.begin(), chunk.end(),
+                                           [&](const auto& a) { return a.first == st.id.ifindex; });
+            if (!noted || tracked_.contains(st.id.ifindex)) continue;
+            // New to us: hotplug, driver reload (a new ifindex), or a link moved
+            // into this namespace.
+            Tracked& t = tracked_[st.id.ifindex];
+            t.ifindex = st.id.ifindex;
+            t.name = st.id.name;
+            fresh.push_back(std::move(st));
+        }
+        apply_bindings(std::move(fresh), "hotplug");
     }
-    read_retries_ = 0;
-    std::vector<NicState> fresh;
-    for (auto& st : *nics) {
-        auto it = appeared.find(st.id.ifindex);
-        if (it == appeared.end() || tracked_.contains(st.id.ifindex)) continue;
-        // New to us: hotplug, driver reload (a new ifindex), or a link moved
-        // into this namespace.
-        Tracked& t = tracked_[st.id.ifindex];
-        t.ifindex = st.id.ifindex;
-        t.name = st.id.name;
-        fresh.push_back(std::move(st));
+}
+
+Result<std::vector<NicState>> Watcher::read_new(
+    std::span<const std::pair<int, std::string>> chunk) {
+    ReadRequest req{{}, true};
+    for (const auto& [idx, name] : chunk)
+        req.names.push_back(name);
+    auto nics = manager_.backend().read_interfaces(req);
+    if (nics) return nics;
+    // One of them is gone already (a named read fails as a whole): read
+    // them one by one and keep those still there.
+    std::vector<NicState> each;
+    for (const auto& [idx, name] : chunk) {
+        auto one = manager_.backend().read_interfaces(ReadRequest{{name}, true});
+        if (one) {
+            for (auto& st : *one)
+                each.push_back(std::move(st));
+        } else if (one.error().code != Errc::NoSuchInterface) {
+            // Not a vanished link: try every link at once (the caller keeps
+            // those it noted).
+            return manager_.backend().read_interfaces(ReadRequest{{}, true});
+        }
     }
-    apply_bindings(std::move(fresh), "hotplug");
+    return each;
 }
 
 void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
@@ -328,12 +339,7 @@ void Watcher::resync() {
     apply_bindings(std::move(fresh), "hotplug");
 }
 
-void Watcher::check_drift(Tracked& t) {
-    if (t.baseline.empty()) return;
-    auto st = manager_.backend().read_interfaces(ReadRequest{{t.name}, true});
-    if (!st || st->empty() || st->front().id.ifindex != t.ifindex)
-        return;  // gone: link_event will say so
-    const NicState& nic = st->front();
+void Watcher::check_drift(Tracked& t, const NicState& nic) {
     std::vector<std::pair<std::string, Scalar>> changed;
     for (const auto& [key, want] : t.baseline) {
         auto id = SettingId::parse(key);
@@ -368,17 +374,59 @@ void Watcher::check_drift(Tracked& t) {
         return;
     }
     t.enforcements.push_back(t_now);
-    apply_binding(t, nic, "drift");
+    // The drift check read only the families of the baseline; the plan
+    // needs all of them and the driver's identity.
+    auto full = manager_.backend().read_interfaces(ReadRequest{{t.name}, true});
+    if (!full || full->empty() || full->front().id.ifindex != t.ifindex) return;  // gone
+    apply_binding(t, full->front(), "drift");
 }
 
 void Watcher::process() {
     if (resync_again_) resync();
     take_appeared();
+    check_dirty();
+}
+
+// Every notification about a tracked interface leads here, including those
+// nictune's own SETs cause (hundreds after a burst): one read for all of
+// them, of the families their baselines hold, without driver identity.
+void Watcher::check_dirty() {
     auto dirty = std::move(dirty_);
     dirty_.clear();
+    ReadRequest req{{}, true};
+    req.sections = 0;
+    req.identity = false;
+    std::vector<int> checked;
     for (int idx : dirty) {
         auto it = tracked_.find(idx);
-        if (it != tracked_.end()) check_drift(it->second);
+        if (it == tracked_.end() || it->second.baseline.empty()) continue;
+        checked.push_back(idx);
+        req.names.push_back(it->second.name);
+        for (const auto& [key, value] : it->second.baseline)
+            if (auto id = SettingId::parse(key)) req.sections |= ReadRequest::bit(id->section);
+    }
+    if (checked.empty()) return;
+    auto nics = manager_.backend().read_interfaces(req);
+    if (!nics && checked.size() > 1) {
+        // One of them is gone (a named read fails as a whole): one by one.
+        std::vector<NicState> each;
+        for (const auto& name : req.names) {
+            ReadRequest one = req;
+            one.names = {name};
+            if (auto r = manager_.backend().read_interfaces(one))
+                for (auto& st : *r)
+                    each.push_back(std::move(st));
+        }
+        nics = std::move(each);
+    }
+    if (!nics) return;  // gone: link_event will say so
+    for (int idx : checked) {
+        auto it = tracked_.find(idx);
+        if (it == tracked_.end()) continue;
+        // By ifindex: a name now held by another device is not this one.
+        auto st = std::find_if(nics->begin(), nics->end(),
+                               [&](const NicState& n) { return n.id.ifindex == idx; });
+        if (st != nics->end()) check_drift(it->second, *st);
     }
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ class Watcher {
     // At most this many drift repairs per interface per minute; past it the
     // binding's enforcement pauses (something keeps changing the setting).
     static constexpr std::size_t kMaxEnforcementsPerMinute = 5;
+    // New links are read and tuned this many at a time.
+    static constexpr std::size_t kReadChunk = 32;
 
     Watcher(Manager& manager, WatcherEvents events);
 
@@ -109,7 +112,11 @@ class Watcher {
     // Reads and tunes the links noted in appeared_.
     void take_appeared();
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
-    void check_drift(Tracked& t);
+    // Reads the interfaces noted in dirty_ and checks each for drift.
+    void check_dirty();
+    void check_drift(Tracked& t, const NicState& now);
+    // Reads one chunk of appeared_ (ifindex, name).
+    Result<std::vector<NicState>> read_new(std::span<const std::pair<int, std::string>> chunk);
     // The tracked interface is now called `name`; its saved originals move.
     void follow_rename(Tracked& t, const std::string& name);
 

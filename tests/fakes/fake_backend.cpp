@@ -19,17 +19,24 @@ NicState* FakeBackend::by_index(int ifindex) {
 
 Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& req) {
     ++read_calls;
+    requests.push_back(req);
     if (fail_reads > 0) {
         --fail_reads;
         return fail(Errc::Busy, "links: dump", "netlink: Dump inconsistency detected, interrupted");
     }
     std::vector<NicState> out;
-    if (req.names.empty()) return nics;
-    for (const auto& n : req.names) {
-        auto* s = nic(n);
-        if (!s) return fail(Errc::NoSuchInterface, n, "no such interface");
-        out.push_back(*s);
+    if (req.names.empty()) {
+        out = nics;
+    } else {
+        for (const auto& n : req.names) {
+            auto* s = nic(n);
+            if (!s) return fail(Errc::NoSuchInterface, n, "no such interface");
+            out.push_back(*s);
+        }
     }
+    if (!req.identity)
+        for (auto& s : out)
+            s.id.driver.reset();
     return out;
 }
 

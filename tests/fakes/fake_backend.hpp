@@ -35,8 +35,10 @@ class FakeBackend : public Backend {
     // SETs of this interface and section fail with EINVAL (a driver that
     // refuses a value), whenever they come.
     std::function<bool(const std::string& name, Section section)> fail_set;
-    // read_interfaces calls so far.
+    // read_interfaces calls so far, and what each asked for. A read
+    // without identity returns no driver (as the real one does).
     std::size_t read_calls = 0;
+    std::vector<ReadRequest> requests;
     // The next this many read_interfaces calls fail (a dump the kernel kept
     // interrupting).
     int fail_reads = 0;

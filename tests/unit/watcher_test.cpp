@@ -238,6 +238,68 @@ TEST_F(WatcherTest, InterfacesThatAppearTogetherAreTunedInOneTransaction) {
     EXPECT_EQ(events.size(), 5U);
 }
 
+TEST_F(WatcherTest, ABurstLargerThanAReadChunkIsReadAndTunedChunkByChunk) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    const int n = static_cast<int>(Watcher::kReadChunk) * 2 + 6;
+    for (int i = 0; i < n; ++i)
+        appear(i);
+    const auto first = be.requests.size();
+    watcher->process();
+    // Per chunk: one read of its new links, one verification re-read.
+    ASSERT_EQ(be.requests.size() - first, 6U);
+    for (std::size_t i = first; i < be.requests.size(); ++i) {
+        EXPECT_FALSE(be.requests[i].names.empty()) << i;
+        EXPECT_LE(be.requests[i].names.size(), Watcher::kReadChunk) << i;
+    }
+    std::set<std::string> transactions;
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(mtu("vf" + std::to_string(i)), 9000U) << i;
+        transactions.insert(watcher->tracked().at(100 + i).transaction);
+    }
+    EXPECT_EQ(transactions.size(), 3U);
+    EXPECT_EQ(events.size(), static_cast<std::size_t>(n));
+    EXPECT_FALSE(watcher->pending());
+}
+
+TEST_F(WatcherTest, NotificationsAboutManyInterfacesAreCheckedWithOneNarrowRead) {
+    bind("vf*", false);
+    watcher->apply_all("boot");
+    for (int i = 0; i < 5; ++i)
+        appear(i);
+    watcher->process();
+    events.clear();
+    be.nic("vf3")->values.set(Key::LinkMtu, 1500);
+    for (int i = 0; i < 5; ++i)
+        watcher->device_changed(100 + i);
+    const auto first = be.requests.size();
+    watcher->process();
+    ASSERT_EQ(be.requests.size() - first, 1U);
+    const ReadRequest& r = be.requests.back();
+    EXPECT_EQ(r.names.size(), 5U);
+    EXPECT_FALSE(r.identity) << "a drift check needs no driver identity";
+    EXPECT_EQ(r.sections, ReadRequest::bit(Section::Link)) << "only what the baselines hold";
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].iface, "vf3");
+    EXPECT_EQ(events[0].detail, "link.mtu=1500");
+}
+
+TEST_F(WatcherTest, EnforcementPlansFromAFullRead) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    be.nic("p4p1")->values.set(Key::LinkMtu, 1500);
+    watcher->device_changed(4);
+    const auto first = be.requests.size();
+    watcher->process();
+    EXPECT_EQ(mtu("p4p1"), 9000U);
+    ASSERT_GE(be.requests.size() - first, 2U);
+    EXPECT_FALSE(be.requests[first].identity);
+    // The re-apply reads everything again, the driver included.
+    EXPECT_TRUE(be.requests[first + 1].identity);
+    EXPECT_EQ(be.requests[first + 1].sections, ReadRequest::kAllSections);
+    EXPECT_EQ(events.back().detail, "applied/drift");
+}
+
 TEST_F(WatcherTest, OneBadInterfaceInABurstDoesNotLeaveTheOthersUntuned) {
     bind("vf*", false);
     watcher->apply_all("boot");
