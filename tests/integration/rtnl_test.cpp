@@ -74,6 +74,22 @@ json ip_links(const TestNetns& ns) {
     return json::parse(r.out);
 }
 
+// Setting a veth pair up only starts it: the kernel's link watcher raises
+// the carrier and the operstate a moment later. Comparing a dump with `ip`
+// in that moment compared two different states (a rare failure under load):
+// wait until both ends are UP, within a bound.
+void wait_until_up(const TestNetns& ns) {
+    using clock = std::chrono::steady_clock;
+    const auto until = clock::now() + std::chrono::seconds(5);
+    for (;;) {
+        int up = 0;
+        for (const auto& l : ip_links(ns))
+            if (l.value("operstate", "") == "UP") ++up;
+        if (up == 2 || clock::now() > until) return;
+        ::poll(nullptr, 0, 10);
+    }
+}
+
 json ip_link(const TestNetns& ns, const std::string& name) {
     auto r = ns.exec("ip -j -d link show dev " + name);
     EXPECT_EQ(r.status, 0) << r.err;
@@ -137,6 +153,7 @@ TEST(RtnlLinks, DumpMatchesIpForEveryField) {
     NICTUNE_REQUIRE_NETNS(ns);
     auto setup = ns->exec(veth_setup_script());
     ASSERT_EQ(setup.status, 0) << setup.err;
+    wait_until_up(*ns);
     auto sock = open_inside(*ns);
     ASSERT_TRUE(sock);
     std::map<std::string, Link> links;
@@ -174,6 +191,7 @@ TEST(RtnlLinks, DumpIsRepeatableOnOneSocket) {
 TEST(RtnlLinks, GetLinkByNameAndByIndexAgreeWithIp) {
     NICTUNE_REQUIRE_NETNS(ns);
     ASSERT_EQ(ns->exec(veth_setup_script()).status, 0);
+    wait_until_up(*ns);
     auto sock = open_inside(*ns);
     auto by_name = sock->get_link("nt0");
     ASSERT_TRUE(by_name) << by_name.error().str();
