@@ -110,6 +110,9 @@ RollbackResult Manager::rollback(const std::string& interface) {
 std::vector<RollbackResult> Manager::recover() {
     std::vector<RollbackResult> out;
     std::vector<Error> errors;
+    // Transactions that died before writing their interface files left
+    // journals: their records are what recovery works from.
+    if (auto ok = state_.replay_journals(); !ok) errors.push_back(std::move(ok.error()));
     for (const auto& rec : state_.list(&errors)) {
         if (rec.status != TxStatus::Applying) continue;
         auto r = rollback_interface(backend_, state_, rec.name);

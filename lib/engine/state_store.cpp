@@ -506,6 +506,77 @@ StateLock::~StateLock() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+// ---- journal
+
+std::string journal_text(const std::string& transaction, std::span<const InterfaceRecord> records) {
+    std::string out;
+    out.reserve(64 + records.size() * 512);
+    {
+        JsonWriter w(out, 0);
+        w.begin_object();
+        w.field("version", kVersion);
+        w.field("transaction", transaction);
+        w.field("records", records.size());
+        w.end_object();
+    }
+    out += '\n';
+    for (const auto& r : records)
+        out += interface_text(r);  // one line each, newline included
+    return out;
+}
+
+Result<std::vector<InterfaceRecord>> journal_records(std::string_view text,
+                                                     const std::string& source) {
+    const auto eol = text.find('\n');
+    if (eol == std::string_view::npos) return corrupt(source, "no header line");
+    auto head = parse_versioned(text.substr(0, eol), source);
+    if (!head) return std::unexpected(std::move(head.error()));
+    const auto count = head->find("records");
+    if (count == head->end() || !count->is_number_unsigned())
+        return corrupt(source, "records: expected an unsigned integer");
+    std::vector<InterfaceRecord> out;
+    text.remove_prefix(eol + 1);
+    std::size_t line = 2;
+    while (!text.empty()) {
+        const auto end = text.find('\n');
+        if (end == std::string_view::npos) return corrupt(source, "the last line is cut off");
+        auto r =
+            interface_record_from_json(text.substr(0, end), source + ":" + std::to_string(line));
+        if (!r) return std::unexpected(std::move(r.error()));
+        out.push_back(std::move(*r));
+        text.remove_prefix(end + 1);
+        ++line;
+    }
+    if (out.size() != count->get<uint64_t>())
+        return corrupt(source, std::to_string(out.size()) + " records, the header says " +
+                                   std::to_string(count->get<uint64_t>()));
+    return out;
+}
+
+Journal::Journal(Journal&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
+
+Journal& Journal::operator=(Journal&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = std::exchange(o.fd_, -1);
+        path_ = std::move(o.path_);
+    }
+    return *this;
+}
+
+Journal::~Journal() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void Journal::finish() {
+    if (fd_ < 0) return;
+    // Not synced: if a system crash brings the file back, replay finds the
+    // outcome in the interface files (same transaction) and skips them.
+    ::unlink(path_.c_str());
+    ::close(fd_);
+    fd_ = -1;
+}
+
 // ---- store
 
 StateStore::StateStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -625,6 +696,112 @@ Result<StateLock> StateStore::lock(std::string_view name) {
         return sys_error(errno, path, "cannot lock");
     }
     return held;
+}
+
+Result<Journal> StateStore::begin_journal(const std::string& transaction,
+                                          std::span<const InterfaceRecord> records) {
+    const fs::path dir = dir_ / "journal";
+    if (transaction.empty() || transaction.front() == '.' ||
+        transaction.find('/') != std::string::npos)
+        return fail(Errc::InvalidArgument, "", "invalid transaction id " + quote(transaction));
+    for (const auto& r : records) {
+        if (auto ok = check_name(r.name); !ok) return std::unexpected(std::move(ok.error()));
+        if (auto ok = encode_for_saving(r, dir / (r.name + ".json")); !ok)
+            return std::unexpected(std::move(ok.error()));
+    }
+    if (auto ok = ensure_dir(dir_); !ok) return std::unexpected(std::move(ok.error()));
+    if (auto ok = ensure_dir(dir); !ok) return std::unexpected(std::move(ok.error()));
+    const fs::path path = dir / (transaction + ".json");
+    const std::string text = journal_text(transaction, records);
+    // Written under a temporary name and renamed when complete, so that
+    // replay never sees half a journal. The flock taken on the fresh file
+    // stays with it through the rename.
+    std::string tmp = (dir / ("." + transaction + ".XXXXXX")).string();
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return sys_error(errno, path, "cannot create the journal");
+    const auto abandon = [&](int err, std::string_view what) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return sys_error(err, path, what);
+    };
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) return abandon(errno, "cannot lock the journal");
+    std::string_view data = text;
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return abandon(errno, "cannot write the journal");
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    if (::fsync(fd) != 0) return abandon(errno, "cannot sync the journal");
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        return abandon(errno, "cannot put the journal in place");
+    Journal journal(fd, path);
+    if (auto ok = sync_dir(dir, path); !ok) {
+        journal.finish();
+        return std::unexpected(std::move(ok.error()));
+    }
+    return journal;
+}
+
+Result<void> StateStore::replay_journals(std::span<const std::string> locked) {
+    const fs::path dir = dir_ / "journal";
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        files.push_back(it->path().filename().string());
+    if (ec && ec != std::errc::no_such_file_or_directory)
+        return sys_error(ec.value(), dir, "cannot list the journals");
+    std::ranges::sort(files);
+    for (const auto& file : files) {
+        const fs::path path = dir / file;
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT) continue;  // its transaction ended meanwhile
+            return sys_error(errno, path, "cannot open the journal");
+        }
+        Journal held(fd, path);
+        const bool partial = file.starts_with('.');
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK) return sys_error(errno, path, "cannot lock the journal");
+            // Its transaction runs, or another process replays it. Only the
+            // latter can hold one of our interfaces: wait for it then.
+            if (partial || locked.empty()) continue;
+            auto text = read_file(path);
+            if (!text || !*text) continue;
+            auto records = journal_records(**text, path.string());
+            if (!records) continue;  // being written: not ours to wait for
+            const bool ours = std::ranges::any_of(*records, [&](const InterfaceRecord& r) {
+                return std::ranges::find(locked, r.name) != locked.end();
+            });
+            if (!ours) continue;
+            while (::flock(fd, LOCK_EX) != 0)
+                if (errno != EINTR) return sys_error(errno, path, "cannot lock the journal");
+        }
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) return sys_error(errno, path, "cannot read the journal");
+        if (st.st_nlink == 0) continue;  // replayed by another process meanwhile
+        // A temporary journal nobody holds: its writer died before it was
+        // complete, which is before the first change.
+        if (partial) {
+            held.finish();
+            continue;
+        }
+        auto text = read_file(path);
+        if (!text) return std::unexpected(std::move(text.error()));
+        if (!*text) continue;
+        auto records = journal_records(**text, path.string());
+        if (!records) return std::unexpected(std::move(records.error()));
+        for (const auto& r : *records) {
+            auto now = load_interface(r.name);
+            if (!now) return std::unexpected(std::move(now.error()));
+            if (*now && (*now)->transaction == r.transaction) continue;  // it ended
+            if (auto ok = save_interface(r); !ok) return ok;
+        }
+        held.finish();
+    }
+    return {};
 }
 
 }  // namespace nictune

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <string_view>
+#include <unordered_set>
 
 #include "sysinfo/procsys.hpp"
 
@@ -257,9 +259,9 @@ struct Reread {
 Reread reread(Backend& be, const std::vector<Write>& writes) {
     Reread out;
     std::vector<std::string> names;
+    std::unordered_set<std::string_view> seen;
     for (const auto& w : writes)
-        if (w.nic && std::find(names.begin(), names.end(), w.nic->name) == names.end())
-            names.push_back(w.nic->name);
+        if (w.nic && seen.insert(w.nic->name).second) names.push_back(w.nic->name);
     // One read for all (dumps when there are many); when one of them has
     // vanished, one by one so that it does not hide the others.
     // Only the families the writes touched, and no driver identity.
@@ -399,6 +401,19 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         }
         locks.push_back(std::move(*l));
     }
+    // A transaction on these interfaces that died left its journal: its
+    // records (and originals) go into the interface files before we read them.
+    {
+        std::vector<std::string> names;
+        for (const auto& ip : plan.interfaces)
+            names.push_back(ip.id.name);
+        if (auto ok = store.replay_journals(names); !ok) {
+            res.result = TxResult::Refused;
+            res.error = ok.error();
+            res.error->message += "; nothing was changed";
+            return res;
+        }
+    }
 
     // The writes, in apply order, each remembering its step.
     std::vector<Write> writes;
@@ -438,7 +453,6 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     }
 
     // Save the originals before the first change.
-    std::vector<std::optional<InterfaceRecord>> previous(plan.interfaces.size());
     std::vector<InterfaceRecord> records;
     for (std::size_t i = 0; i < plan.interfaces.size(); ++i) {
         const auto& ip = plan.interfaces[i];
@@ -449,7 +463,6 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             res.error->message += "; nothing was changed";
             return res;
         }
-        previous[i] = *prev;
         InterfaceRecord rec = prev->value_or(InterfaceRecord{});
         // A record of another device under the same name (renamed, replaced)
         // holds no originals of this one.
@@ -493,25 +506,22 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             if (std::find(e->owners.begin(), e->owners.end(), ip.id.name) == e->owners.end())
                 e->owners.push_back(ip.id.name);
     }
-    // The originals could not be saved: refuse before any change, and put
-    // back the records already written (they describe no change yet).
+    // The originals could not be saved: refuse before any change. The
+    // interface files are not written before the transaction ends.
     const auto refuse = [&](const Error& e) {
         res.result = TxResult::Refused;
         res.error = e;
         res.error->message =
             "cannot save the original settings (" + res.error->message + "); nothing was changed";
-        for (std::size_t i = 0; i < records.size(); ++i) {
-            if (previous[i])
-                (void)store.save_interface(*previous[i]);
-            else
-                (void)store.remove_interface(records[i].name);
-        }
         return res;
     };
-    if (auto ok = store.save_interfaces(records); !ok) return refuse(ok.error());
+    auto journal = store.begin_journal(res.transaction, records);
+    if (!journal) return refuse(journal.error());
     // Untouched when the profile has no system settings (the common case).
-    if (auto ok = *sysrec == sys_before ? Result<void>{} : store.save_system(*sysrec); !ok)
+    if (auto ok = *sysrec == sys_before ? Result<void>{} : store.save_system(*sysrec); !ok) {
+        journal->finish();
         return refuse(ok.error());
+    }
 
     // Apply: one message per interface and section, in plan order.
     auto run = execute(be, writes, !opts.keep_going, opts.before_change);
@@ -614,19 +624,18 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
                 sr.outcome = Outcome::RolledBack;
         }
         if (complete) {
-            for (std::size_t i = 0; i < records.size(); ++i) {
-                if (previous[i])
-                    (void)store.save_interface(*previous[i]);
-                else
-                    (void)store.remove_interface(records[i].name);
-            }
+            // Everything is as before: the interface files were never
+            // written, the system record goes back.
             if (!(*sysrec == sys_before)) (void)store.save_system(sys_before);
+            journal->finish();
         } else {
             for (auto& r : records) {
                 r.status = TxStatus::Failed;
                 r.updated_at = unix_now();
-                (void)store.save_interface(r);
             }
+            // Kept when the records cannot be written: replay puts them
+            // (applying) in place, and recovery restores the originals.
+            if (store.save_interfaces(records)) journal->finish();
         }
         return res;
     }
@@ -635,7 +644,11 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         r.status = failed ? TxStatus::Failed : TxStatus::Applied;
         r.updated_at = unix_now();
     }
-    if (auto ok = store.save_interfaces(records); !ok && !res.error) res.error = ok.error();
+    if (auto ok = store.save_interfaces(records); !ok) {
+        if (!res.error) res.error = ok.error();
+    } else {
+        journal->finish();
+    }
     res.result = failed ? TxResult::Partial : TxResult::Applied;
     return res;
 }
@@ -658,6 +671,11 @@ RollbackResult rollback_interface(Backend& be, StateStore& store, const std::str
     if (!lock) {
         out.result = TxResult::Refused;
         out.error = lock.error();
+        return out;
+    }
+    if (auto ok = store.replay_journals(std::span<const std::string>(&name, 1)); !ok) {
+        out.result = TxResult::Refused;
+        out.error = ok.error();
         return out;
     }
     auto rec = store.load_interface(name);

@@ -112,7 +112,11 @@ TEST_F(FaultTest, ADaemonKilledMidTransactionRestoresTheOriginalsWhenItStarts) {
         EXPECT_NE(snapshot(), before) << "earlier steps were applied before the pause";
         d->kill_hard();
         EXPECT_EQ(client->wait(30000ms), 5) << "the caller learns the daemon went away";
-        auto rec = ns_->exec("cat " + (dir_ / "state/interfaces/ft0.json").string());
+        // The originals are in the transaction's journal; the interface
+        // file is written only when a transaction ends.
+        EXPECT_FALSE(fs::exists(dir_ / "state/interfaces/ft0.json"));
+        auto rec = ns_->exec("cat " + (dir_ / "state/journal").string() + "/*.json");
+        EXPECT_NE(rec.out.find("\"name\":\"ft0\""), std::string::npos) << rec.out;
         EXPECT_NE(rec.out.find("\"applying\""), std::string::npos) << rec.out;
 
         auto again = daemon(*bus, {});
@@ -122,6 +126,7 @@ TEST_F(FaultTest, ADaemonKilledMidTransactionRestoresTheOriginalsWhenItStarts) {
                   std::string::npos)
             << log();
         EXPECT_FALSE(fs::exists(dir_ / "state/interfaces/ft0.json"));
+        EXPECT_TRUE(fs::is_empty(dir_ / "state/journal")) << "the journal was replayed";
         again->stop();
     }
 }

@@ -710,6 +710,107 @@ TEST(StateStore, ListsEveryRecordAndReportsCorruptFiles) {
 
 // ---- locks
 
+// ---- the transaction journal
+
+TEST(StateJournal, HoldsOneRecordPerLineAndReadsThemBack) {
+    const std::vector<InterfaceRecord> recs{sample_interface("p4p1"), sample_interface("p4p2")};
+    const std::string text = journal_text("tx1", recs);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+    auto back = journal_records(text, "j");
+    ASSERT_TRUE(back) << back.error().str();
+    EXPECT_EQ(*back, recs);
+}
+
+TEST(StateJournal, RejectsEveryTruncation) {
+    const std::vector<InterfaceRecord> recs{sample_interface("p4p1"), sample_interface("p4p2")};
+    const std::string text = journal_text("tx1", recs);
+    for (std::size_t n = 0; n < text.size(); ++n)
+        EXPECT_FALSE(journal_records(std::string_view(text).substr(0, n), "j")) << n;
+}
+
+TEST(StateJournal, IsOneFileWhileTheTransactionRunsAndGoneAfter) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const std::vector<InterfaceRecord> recs{sample_interface("p4p1"), sample_interface("p4p2")};
+    auto j = store.begin_journal("tx1", recs);
+    ASSERT_TRUE(j) << j.error().str();
+    EXPECT_EQ(j->path(), tmp.path() / "journal" / "tx1.json");
+    EXPECT_EQ(entries(tmp.path() / "journal"), std::vector<std::string>{"tx1.json"});
+    EXPECT_EQ(mode_of(tmp.path() / "journal" / "tx1.json"), 0600U);
+    EXPECT_FALSE(fs::exists(tmp.path() / "interfaces")) << "interface files come at the end";
+    j->finish();
+    EXPECT_TRUE(entries(tmp.path() / "journal").empty());
+}
+
+TEST(StateJournal, ReplayWritesTheRecordsOfATransactionThatDied) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto rec = sample_interface("p4p1");
+    rec.status = TxStatus::Applying;
+    rec.transaction = "tx1";
+    {
+        auto j = store.begin_journal("tx1", std::vector<InterfaceRecord>{rec});
+        ASSERT_TRUE(j) << j.error().str();
+    }  // dropped without finish(): the process died
+    ASSERT_EQ(entries(tmp.path() / "journal").size(), 1U);
+    auto ok = store.replay_journals();
+    ASSERT_TRUE(ok) << ok.error().str();
+    EXPECT_EQ(loaded(store, "p4p1"), rec);
+    EXPECT_TRUE(entries(tmp.path() / "journal").empty());
+}
+
+TEST(StateJournal, ReplayKeepsTheOutcomeOfATransactionThatEnded) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto rec = sample_interface("p4p1");
+    rec.status = TxStatus::Applying;
+    rec.transaction = "tx1";
+    auto done = rec;
+    done.status = TxStatus::Applied;
+    {
+        auto j = store.begin_journal("tx1", std::vector<InterfaceRecord>{rec});
+        ASSERT_TRUE(j);
+        ASSERT_TRUE(store.save_interface(done));
+    }  // the journal's removal was lost (a system crash)
+    ASSERT_TRUE(store.replay_journals());
+    EXPECT_EQ(loaded(store, "p4p1"), done);
+    EXPECT_TRUE(entries(tmp.path() / "journal").empty());
+}
+
+TEST(StateJournal, ReplayLeavesTheJournalOfARunningTransaction) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto j = store.begin_journal("tx1", std::vector<InterfaceRecord>{sample_interface("p4p1")});
+    ASSERT_TRUE(j);
+    // Another open file description, as another process would have.
+    StateStore other(tmp.path());
+    ASSERT_TRUE(other.replay_journals(std::vector<std::string>{"p9p9"}));
+    EXPECT_EQ(loaded(other, "p4p1"), std::nullopt);
+    EXPECT_EQ(entries(tmp.path() / "journal"), std::vector<std::string>{"tx1.json"});
+}
+
+TEST(StateJournal, ReplayRemovesAJournalWhoseWriterDiedBeforeItWasComplete) {
+    TempDir tmp;
+    fs::create_directories(tmp.path() / "journal");
+    write_text(tmp.path() / "journal" / ".tx1.Ab12Cd", "{\"version\":1,\"transac");
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.replay_journals());
+    EXPECT_TRUE(entries(tmp.path() / "journal").empty());
+    EXPECT_FALSE(fs::exists(tmp.path() / "interfaces"));
+}
+
+TEST(StateJournal, ReplayReportsACorruptJournalByItsPathAndKeepsIt) {
+    TempDir tmp;
+    fs::create_directories(tmp.path() / "journal");
+    const fs::path bad = tmp.path() / "journal" / "tx1.json";
+    write_text(bad, "{\"version\":1,\"transaction\":\"tx1\",\"records\":2}\n{\"x\n");
+    StateStore store(tmp.path());
+    auto r = store.replay_journals();
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.error().context, bad.string())) << r.error().str();
+    EXPECT_TRUE(fs::exists(bad)) << "an operator may need it";
+}
+
 TEST(StateLock, SecondLockOnAnInterfaceIsBusyUntilTheFirstIsReleased) {
     TempDir tmp;
     StateStore store(tmp.path());

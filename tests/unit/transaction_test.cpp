@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/manager.hpp"
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
@@ -295,6 +296,37 @@ TEST_F(TransactionTest, RollbackRestoresTheFirstOriginalsAcrossApplies) {
     EXPECT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 512U);
     EXPECT_FALSE(*store.load_interface("p4p1"));
     EXPECT_TRUE(rollback_interface(be, store, "p4p1").nothing_saved);
+}
+
+// The process dies after some of the SETs (the hook throws: nothing of
+// apply_plan's clean-up that a crash would skip may matter). What it changed
+// is in its journal, and recovery restores it, on both interfaces.
+TEST_F(TransactionTest, RecoveryRestoresWhatATransactionThatDiedHadChanged) {
+    const std::string text = "[link]\nmtu = 9000\n[rings]\nrx = 4096\n";
+    {
+        StateStore store(dir_);
+        // An earlier transaction on p4p1 ended: its record is on file.
+        ASSERT_EQ(apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9014\n"), {"p4p1"}))
+                      .result,
+                  TxResult::Applied);
+        ApplyOptions o;
+        o.before_change = [](int change) {
+            if (change == 4) throw std::runtime_error("killed");
+        };
+        EXPECT_THROW(
+            (void)apply_plan(be, store, plan_for(profile_of("b", text), {"p4p1", "p4p2"}), o),
+            std::runtime_error);
+    }
+    ASSERT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 4096U) << "changes 1-3 were made";
+    ASSERT_EQ(be.nic("p4p2")->values.get(Key::RingsRx), 4096U);
+    Manager m(be, profile::Store(profile::StoreOptions()), StateStore(dir_), FactsBook::builtin());
+    const auto out = m.recover();
+    ASSERT_EQ(out.size(), 2U);
+    for (const auto& r : out)
+        EXPECT_EQ(r.result, TxResult::RolledBack)
+            << r.interface << ": " << (r.error ? r.error->str() : "");
+    expect_back_to_initial();
+    EXPECT_TRUE(fs::is_empty(dir_ / "journal"));
 }
 
 TEST_F(TransactionTest, SystemSettingsReturnWhenTheLastInterfaceRollsBack) {
