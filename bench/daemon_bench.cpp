@@ -320,13 +320,21 @@ long cpu_ticks(pid_t pid) {
 }
 
 // Until the process used no CPU for `quiet` (at most `limit`).
+// Waits until the daemon has neither used CPU time nor been woken for
+// `quiet`. CPU ticks alone (10 ms each) miss a short wake-up, such as the
+// memory trim nictuned does once, 1 s after its last event: the idle window
+// then counted that wake-up as an idle one.
 double settle(pid_t pid, std::chrono::milliseconds quiet, std::chrono::milliseconds limit) {
+    const auto activity = [&] {
+        const ProcStat st = proc_stat(pid);
+        return cpu_ticks(pid) + st.voluntary + st.involuntary;
+    };
     const double t0 = now_ms();
-    long last = cpu_ticks(pid);
+    long last = activity();
     double since = now_ms();
     while (now_ms() - t0 < static_cast<double>(limit.count())) {
         std::this_thread::sleep_for(100ms);
-        const long c = cpu_ticks(pid);
+        const long c = activity();
         if (c != last) {
             last = c;
             since = now_ms();
@@ -547,7 +555,7 @@ Json rss_by_mapping(pid_t pid) {
 }
 
 Json idle_phase(pid_t pid, int seconds) {
-    const double settled = settle(pid, 1000ms, 30000ms);
+    const double settled = settle(pid, 1500ms, 30000ms);
     const ProcStat a = proc_stat(pid);
     const long cpu_a = cpu_ticks(pid);
     std::this_thread::sleep_for(std::chrono::seconds(seconds));

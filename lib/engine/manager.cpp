@@ -16,18 +16,23 @@ Result<AuditReport> Manager::audit(const AuditRequest& req) {
     return run_audit(backend_, store_, facts_, req);
 }
 
+uint32_t sections_for(const Profile& profile) {
+    uint32_t sections = ReadRequest::bit(Section::Link);
+    for (const auto& k : device_keys())
+        if (profile.setting(k.key)) sections |= ReadRequest::bit(k.section);
+    if (!profile.features.empty()) sections |= ReadRequest::bit(Section::Features);
+    return sections;
+}
+
 Result<std::vector<NicState>> Manager::targets(const Profile& profile, const ApplyRequest& req) {
     if (req.interfaces.empty() && profile.match.empty())
         return fail(
             Errc::InvalidArgument, "",
             "profile " + profile.name + " has no [match]: name the interfaces to apply it to");
-    // The families the profile touches (Link always: MTU limits), with the
-    // driver's identity (translation rules, [match]).
+    // The families the profile touches, with the driver's identity
+    // (translation rules, [match]).
     ReadRequest read{req.interfaces, false};
-    read.sections = ReadRequest::bit(Section::Link);
-    for (const auto& k : device_keys())
-        if (profile.setting(k.key)) read.sections |= ReadRequest::bit(k.section);
-    if (!profile.features.empty()) read.sections |= ReadRequest::bit(Section::Features);
+    read.sections = sections_for(profile);
     auto nics = backend_.read_interfaces(read);
     if (!nics) return std::unexpected(nics.error());
     if (req.interfaces.empty()) {

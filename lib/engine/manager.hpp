@@ -25,6 +25,10 @@ struct ApplyRequest {
     bool keep_going = false;
 };
 
+// The ethtool families (ReadRequest::sections) that planning `profile`
+// needs: Link always (MTU limits), and each section it sets.
+uint32_t sections_for(const Profile& profile);
+
 class Manager {
   public:
     Manager(Backend& backend, profile::Store store, StateStore state, FactsBook facts);

@@ -12,6 +12,14 @@ Watcher::Watcher(Manager& manager, WatcherEvents events)
 void Watcher::set_config(DaemonConfig cfg, std::map<std::string, Profile> profiles) {
     cfg_ = std::move(cfg);
     profiles_ = std::move(profiles);
+    // Under a burst of new links every request waits for the kernel's RTNL
+    // lock behind the link creations: read only what the plans need.
+    read_sections_ = 0;
+    for (const auto& b : cfg_.bindings) {
+        auto it = profiles_.find(b.profile);
+        read_sections_ |=
+            it == profiles_.end() ? ReadRequest::kAllSections : sections_for(it->second);
+    }
     // Re-evaluate which tracked interfaces are bound; a binding that no
     // longer matches stops enforcing but leaves the settings as they are.
     for (auto& [idx, t] : tracked_) {
@@ -226,6 +234,7 @@ void Watcher::take_appeared() {
 Result<std::vector<NicState>> Watcher::read_new(
     std::span<const std::pair<int, std::string>> chunk) {
     ReadRequest req{{}, true};
+    req.sections = read_sections_;
     for (const auto& [idx, name] : chunk)
         req.names.push_back(name);
     auto nics = manager_.backend().read_interfaces(req);
@@ -234,14 +243,18 @@ Result<std::vector<NicState>> Watcher::read_new(
     // them one by one and keep those still there.
     std::vector<NicState> each;
     for (const auto& [idx, name] : chunk) {
-        auto one = manager_.backend().read_interfaces(ReadRequest{{name}, true});
+        ReadRequest one_req = req;
+        one_req.names = {name};
+        auto one = manager_.backend().read_interfaces(one_req);
         if (one) {
             for (auto& st : *one)
                 each.push_back(std::move(st));
         } else if (one.error().code != Errc::NoSuchInterface) {
             // Not a vanished link: try every link at once (the caller keeps
             // those it noted).
-            return manager_.backend().read_interfaces(ReadRequest{{}, true});
+            ReadRequest all = req;
+            all.names.clear();
+            return manager_.backend().read_interfaces(all);
         }
     }
     return each;

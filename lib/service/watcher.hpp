@@ -124,6 +124,9 @@ class Watcher {
     WatcherEvents events_;
     DaemonConfig cfg_;
     std::map<std::string, Profile> profiles_;
+    // What a new link's read asks for: the families the bound profiles set
+    // (every family if one of them is not loaded yet).
+    uint32_t read_sections_ = ReadRequest::kAllSections;
     std::map<int, Tracked> tracked_;
     std::set<int> dirty_;
     std::map<int, std::string> appeared_;  // new links not read yet: ifindex -> name

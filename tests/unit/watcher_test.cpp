@@ -262,6 +262,21 @@ TEST_F(WatcherTest, ABurstLargerThanAReadChunkIsReadAndTunedChunkByChunk) {
     EXPECT_FALSE(watcher->pending());
 }
 
+TEST_F(WatcherTest, NewLinksAreReadForWhatTheBoundProfilesSetWithTheirDriver) {
+    bind("vf*", false, "[link]\nmtu = 9000\n[rings]\nrx = 4096\n");
+    watcher->apply_all("boot");
+    appear(0);
+    const auto first = be.requests.size();
+    watcher->process();
+    ASSERT_GT(be.requests.size(), first);
+    const ReadRequest& r = be.requests[first];
+    EXPECT_EQ(r.names, std::vector<std::string>{"vf0"});
+    EXPECT_TRUE(r.identity) << "bindings and driver rules need the driver";
+    EXPECT_EQ(r.sections, ReadRequest::bit(Section::Link) | ReadRequest::bit(Section::Rings));
+    EXPECT_EQ(mtu("vf0"), 9000U);
+    EXPECT_EQ(be.nic("vf0")->values.get(Key::RingsRx), 4096U);
+}
+
 TEST_F(WatcherTest, NotificationsAboutManyInterfacesAreCheckedWithOneNarrowRead) {
     bind("vf*", false);
     watcher->apply_all("boot");
