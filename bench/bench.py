@@ -453,33 +453,11 @@ def scenario_apply(ctx, n, pdir, state_dir):
             "variants": res}
 
 
-BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<!-- bench/run: a private bus with the system bus's default policy and
-     nictune's shipped policy (as tests/data/dbus/system-bus.conf.in). -->
-<busconfig>
-  <type>system</type>
-  <listen>unix:tmpdir=/tmp</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
-  </policy>
-  <include>{policy}</include>
-</busconfig>
-"""
+def bus_conf():
+    """The tests' private system bus (default policy + nictune's shipped one)."""
+    with open(os.path.join(REPO, "tests", "data", "dbus", "system-bus.conf.in")) as f:
+        return f.read().replace("@NICTUNE_DBUS_POLICY@",
+                                os.path.join(REPO, "systemd", "org.nictune1.conf"))
 
 
 def start_bus(ctx):
@@ -487,7 +465,7 @@ def start_bus(ctx):
     os.chmod(busdir, 0o755)
     conf = os.path.join(ctx.workdir, "bus.conf")
     with open(conf, "w") as f:
-        f.write(BUS_CONF.format(policy=os.path.join(REPO, "systemd", "org.nictune1.conf")))
+        f.write(bus_conf())
     logf = open(os.path.join(ctx.workdir, "dbus-daemon.log"), "w")
     p = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", f"--address=unix:dir={busdir}",
                           "--nofork", "--nopidfile", "--print-address=1"],

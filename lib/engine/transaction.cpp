@@ -778,7 +778,8 @@ RollbackResult rollback_interface(Backend& be, StateStore& store, const std::str
                                 [](const RestoreResult& r) { return r.ok; });
     if (complete) {
         if (auto ok = store.remove_interface(name); !ok) out.error = ok.error();
-        if (sys)
+        // Written only when this interface was one of its owners.
+        if (sys && !(sysrec == *sys))
             if (auto ok = store.save_system(sysrec); !ok) out.error = ok.error();
         out.result = TxResult::RolledBack;
     } else {

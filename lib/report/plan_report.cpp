@@ -84,12 +84,18 @@ void write_restore(JsonWriter& w, const RestoreResult& r) {
     w.end_object();
 }
 
-void write_strings(JsonWriter& w, const char* name, const std::vector<std::string>& v) {
+// "name": [one item each], written by `item(w, x)`.
+template <class Range, class Item>
+void write_array(JsonWriter& w, const char* name, const Range& items, Item item) {
     w.key(name);
     w.begin_array();
-    for (const auto& x : v)
-        w.value(x);
+    for (const auto& x : items)
+        item(w, x);
     w.end_array();
+}
+
+void write_strings(JsonWriter& w, const char* name, const std::vector<std::string>& v) {
+    write_array(w, name, v, [](JsonWriter& jw, const std::string& x) { jw.value(x); });
 }
 
 }  // namespace
@@ -116,19 +122,11 @@ std::string plan_json_text(const Plan& p) {
         w.field("matches", i.matches);
         w.field("match_note", i.match_note);
         write_strings(w, "warnings", i.warnings);
-        w.key("steps");
-        w.begin_array();
-        for (const auto& s : i.steps)
-            write_step(w, s);
-        w.end_array();
+        write_array(w, "steps", i.steps, write_step);
         w.end_object();
     }
     w.end_array();
-    w.key("system");
-    w.begin_array();
-    for (const auto& s : p.system)
-        write_step(w, s);
-    w.end_array();
+    write_array(w, "system", p.system, write_step);
     write_strings(w, "refusals", p.refusals());
     w.field("changes", p.has_changes());
     w.end_object();
@@ -148,24 +146,12 @@ std::string apply_json_text(const ApplyResult& r) {
         w.begin_object();
         w.field("name", i.name);
         write_strings(w, "warnings", i.warnings);
-        w.key("steps");
-        w.begin_array();
-        for (const auto& s : i.steps)
-            write_step_result(w, s);
-        w.end_array();
+        write_array(w, "steps", i.steps, write_step_result);
         w.end_object();
     }
     w.end_array();
-    w.key("system");
-    w.begin_array();
-    for (const auto& s : r.system)
-        write_step_result(w, s);
-    w.end_array();
-    w.key("rollback");
-    w.begin_array();
-    for (const auto& x : r.rollback)
-        write_restore(w, x);
-    w.end_array();
+    write_array(w, "system", r.system, write_step_result);
+    write_array(w, "rollback", r.rollback, write_restore);
     write_strings(w, "left", r.left());
     write_strings(w, "refusals", r.refusals);
     write_optional_error(w, r.error);
@@ -180,11 +166,7 @@ std::string rollback_json_text(const RollbackResult& r) {
     w.field("interface", r.interface);
     w.field("profile", r.profile);
     w.field("result", r.nothing_saved ? "nothing_saved" : tx_result_name(r.result));
-    w.key("restored");
-    w.begin_array();
-    for (const auto& x : r.restored)
-        write_restore(w, x);
-    w.end_array();
+    write_array(w, "restored", r.restored, write_restore);
     write_optional_error(w, r.error);
     w.end_object();
     return out;

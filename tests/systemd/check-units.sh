@@ -175,35 +175,14 @@ check_policy() {
   TMP=$(mktemp -d /tmp/nictune-units.XXXXXX)
   chmod 755 "$TMP"
   trap cleanup EXIT
-  # A private system-like bus: the default policy of dbus's system.conf, then
-  # our file. dbus-daemon refuses to start when an <include>d file is invalid.
-  cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$TMP/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
-  </policy>
-  <include>$SD/org.nictune1.conf</include>
-</busconfig>
-EOF
+  # A private system-like bus: the tests' bus configuration (the default
+  # policy of dbus's system.conf, then our file). dbus-daemon refuses to
+  # start when an <include>d file is invalid.
+  sed "s|@NICTUNE_DBUS_POLICY@|$SD/org.nictune1.conf|" \
+    "$SRC/tests/data/dbus/system-bus.conf.in" >"$TMP/bus.conf"
   local out
-  out=$(dbus-daemon --config-file="$TMP/bus.conf" --fork --print-address=1 --print-pid=1 2>&1)
+  out=$(dbus-daemon --config-file="$TMP/bus.conf" --address="unix:path=$TMP/bus" --fork \
+    --print-address=1 --print-pid=1 2>&1)
   ADDR=$(sed -n 1p <<<"$out")
   BUS_PID=$(sed -n 2p <<<"$out")
   if [[ $ADDR != unix:* || ! $BUS_PID =~ ^[0-9]+$ ]]; then
