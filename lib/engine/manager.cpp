@@ -112,6 +112,10 @@ RollbackResult Manager::rollback(const std::string& interface) {
     return rollback_interface(backend_, state_, interface);
 }
 
+std::vector<RollbackResult> Manager::rollback(const std::vector<std::string>& interfaces) {
+    return rollback_interfaces(backend_, state_, interfaces);
+}
+
 std::vector<RollbackResult> Manager::recover() {
     std::vector<RollbackResult> out;
     std::vector<Error> errors;

@@ -48,6 +48,8 @@ class Manager {
     Result<ApplyResult> apply_to(const Profile& profile, std::vector<NicState> nics,
                                  const ApplyRequest& req, const ApplyOptions& hooks = {});
     RollbackResult rollback(const std::string& interface);
+    // Several at once (one read, one pipelined restore); a result per name.
+    std::vector<RollbackResult> rollback(const std::vector<std::string>& interfaces);
     // Transactions a crash left unfinished ("applying" in the state
     // directory): their originals are restored. Corrupt state files are
     // reported (result Refused with the error) and left alone.

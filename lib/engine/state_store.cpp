@@ -357,9 +357,18 @@ Result<void> sync_dir(const fs::path& dir, const fs::path& changed) {
 // file system), fsync, rename over the target, fsync the directory: a crash
 // or a failure leaves the old file or the new one, never a mix. The temporary
 // name starts with '.' and does not end in ".json", so list() never reads it.
+// ".NAME.XXXXXX", a mkostemp template. (Built by appending: g++ 12 at -O3
+// warns, wrongly, about `"." + std::string`.)
+std::string temp_name(std::string_view name) {
+    std::string out(1, '.');
+    out += name;
+    out += ".XXXXXX";
+    return out;
+}
+
 Result<void> write_and_rename(const fs::path& target, std::string_view data) {
     const fs::path dir = target.parent_path();
-    std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+    std::string tmp = (dir / temp_name(target.filename().string())).string();
     // mkostemp opens with O_CREAT|O_EXCL and mode 0600.
     int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (fd < 0) return sys_error(errno, target, "cannot create a temporary file");
@@ -586,6 +595,13 @@ Result<std::optional<InterfaceRecord>> StateStore::load_interface(std::string_vi
     return load_interface_file(dir_ / "interfaces" / (std::string(name) + ".json"), name);
 }
 
+bool StateStore::has_interface(std::string_view name) const {
+    if (!valid_ifname(name)) return false;
+    const fs::path path = dir_ / "interfaces" / (std::string(name) + ".json");
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
 Result<void> StateStore::save_interface(const InterfaceRecord& r) {
     if (auto ok = check_name(r.name); !ok) return ok;
     const fs::path dir = dir_ / "interfaces";
@@ -716,7 +732,7 @@ Result<Journal> StateStore::begin_journal(const std::string& transaction,
     // Written under a temporary name and renamed when complete, so that
     // replay never sees half a journal. The flock taken on the fresh file
     // stays with it through the rename.
-    std::string tmp = (dir / ("." + transaction + ".XXXXXX")).string();
+    std::string tmp = (dir / temp_name(transaction)).string();
     const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (fd < 0) return sys_error(errno, path, "cannot create the journal");
     const auto abandon = [&](int err, std::string_view what) {

@@ -138,6 +138,8 @@ class StateStore {
     // nullopt when the interface has no record.
     [[nodiscard]] Result<std::optional<InterfaceRecord>> load_interface(
         std::string_view name) const;
+    // Whether there is a record, without reading it.
+    [[nodiscard]] bool has_interface(std::string_view name) const;
     Result<void> save_interface(const InterfaceRecord& r);
     // Several records, each replaced atomically, with one directory sync
     // for all (a transaction over many interfaces). Stops at the first error.

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "sysinfo/procsys.hpp"
+#include "util/strings.hpp"
 
 namespace nictune {
 
@@ -653,141 +654,271 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     return res;
 }
 
+namespace {
+
+// Reads `names` with one request; when one of them is gone (a named read
+// fails as a whole), one by one. Absent interfaces are simply not returned.
+Result<std::vector<NicState>> read_present(Backend& be, const std::vector<std::string>& names) {
+    if (names.empty()) return std::vector<NicState>{};
+    auto all = be.read_interfaces(ReadRequest{names, true});
+    if (all || all.error().code != Errc::NoSuchInterface) return all;
+    std::vector<NicState> out;
+    for (const auto& n : names) {
+        auto one = be.read_interfaces(ReadRequest{{n}, true});
+        if (one) {
+            for (auto& st : *one)
+                out.push_back(std::move(st));
+        } else if (one.error().code != Errc::NoSuchInterface) {
+            return std::unexpected(std::move(one.error()));
+        }
+    }
+    return out;
+}
+
+const NicState* find_named(const std::vector<NicState>& nics, const std::string& name) {
+    for (const auto& n : nics)
+        if (n.id.name == name) return &n;
+    return nullptr;
+}
+
+}  // namespace
+
 RollbackResult rollback_interface(Backend& be, StateStore& store, const std::string& name) {
-    RollbackResult out;
-    out.interface = name;
+    return std::move(rollback_interfaces(be, store, {name}).front());
+}
+
+// Every interface gets the result rollback_interface alone would give it;
+// what they share is one read, one restore (all SETs pipelined, reverse
+// apply order across interfaces, one verification read) and one write of
+// the system record.
+std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
+                                                const std::vector<std::string>& names) {
+    std::vector<RollbackResult> out(names.size());
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out[i].interface = names[i];
+    const auto refuse = [&](std::size_t i, Error e) {
+        out[i].result = TxResult::Refused;
+        out[i].error = std::move(e);
+    };
     // An interface that is not here and has nothing saved is the caller's
     // mistake: say so, and leave no lock file behind for a made-up name.
-    if (auto here = be.read_interfaces(ReadRequest{{name}, true});
-        !here && here.error().code != Errc::Busy) {
-        auto saved = store.load_interface(name);
-        if (saved && !*saved) {
-            out.result = TxResult::Refused;
-            out.error = here.error();
-            return out;
+    // (Only names with nothing saved need the kernel's word.)
+    std::vector<bool> active(names.size(), true);
+    {
+        std::vector<std::string> unsaved;
+        for (const auto& n : names)
+            if (valid_ifname(n) && !store.has_interface(n)) unsaved.push_back(n);
+        auto here = read_present(be, unsaved);
+        for (std::size_t i = 0; here && i < names.size(); ++i) {
+            if (std::find(unsaved.begin(), unsaved.end(), names[i]) == unsaved.end() ||
+                find_named(*here, names[i]))
+                continue;
+            refuse(i, Error{Errc::NoSuchInterface, 0, names[i], "no such interface", {}});
+            active[i] = false;
         }
     }
-    auto lock = store.lock(name);
-    if (!lock) {
-        out.result = TxResult::Refused;
-        out.error = lock.error();
-        return out;
-    }
-    if (auto ok = store.replay_journals(std::span<const std::string>(&name, 1)); !ok) {
-        out.result = TxResult::Refused;
-        out.error = ok.error();
-        return out;
-    }
-    auto rec = store.load_interface(name);
-    if (!rec) {
-        out.result = TxResult::Refused;
-        out.error = rec.error();
-        return out;
-    }
-    if (!*rec) {
-        out.nothing_saved = true;
-        out.result = TxResult::Applied;
-        return out;
-    }
-    const InterfaceRecord record = **rec;
-    out.profile = record.profile;
-    auto now = be.read_interfaces(ReadRequest{{name}, true});
-    if (!now) {
-        out.result = TxResult::Refused;
-        out.error = now.error();
-        if (now.error().code == Errc::NoSuchInterface)
-            out.error->message =
-                "not present; its saved originals are kept in " + store.dir().string();
-        return out;
-    }
-    const NicState& st = now->front();
-    if (!record.mac.empty() && st.id.mac != record.mac &&
-        (!st.id.perm_mac || st.id.perm_mac != record.perm_mac)) {
-        out.result = TxResult::Refused;
-        out.error = Error{Errc::InvalidArgument,
-                          0,
-                          name,
-                          "is now a different device (MAC " + st.id.mac + ", saved " + record.mac +
-                              "); refusing to restore another device's settings",
-                          {}};
-        return out;
-    }
-    NicRef nic{st.id.ifindex, name};
-    uint32_t bits =
-        st.features && st.features->names ? static_cast<uint32_t>(st.features->names->size()) : 0;
-
-    std::vector<Write> writes;
-    for (const auto& o : record.originals) {
-        auto id = SettingId::parse(o.key);
-        if (!id) {
-            out.restored.push_back(RestoreResult{name, o.key, o.value, false, id.error().str()});
+    std::vector<StateLock> locks;
+    std::vector<std::string> locked;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!active[i]) continue;
+        // Named twice: the first one does the work.
+        if (std::find(locked.begin(), locked.end(), names[i]) != locked.end()) {
+            out[i].nothing_saved = true;
+            out[i].result = TxResult::Applied;
+            active[i] = false;
             continue;
         }
-        Write w{nic, *id, o.value, 0, bits};
-        if (id->section == Section::Features) {
-            auto idx = st.features ? st.features->index_of(id->name) : std::nullopt;
-            if (!idx) {
-                out.restored.push_back(RestoreResult{name, o.key, o.value, false,
-                                                     "the device has no such feature now"});
+        auto lock = store.lock(names[i]);
+        if (!lock) {
+            refuse(i, lock.error());
+            active[i] = false;
+            continue;
+        }
+        locks.push_back(std::move(*lock));
+        locked.push_back(names[i]);
+    }
+    if (auto ok = store.replay_journals(locked); !ok) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (active[i]) refuse(i, ok.error());
+        return out;
+    }
+    std::vector<std::optional<InterfaceRecord>> records(names.size());
+    std::vector<std::string> to_read;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!active[i]) continue;
+        auto rec = store.load_interface(names[i]);
+        if (!rec) {
+            refuse(i, rec.error());
+            active[i] = false;
+        } else if (!*rec) {
+            out[i].nothing_saved = true;
+            out[i].result = TxResult::Applied;
+            active[i] = false;
+        } else {
+            out[i].profile = (*rec)->profile;
+            records[i] = std::move(**rec);
+            to_read.push_back(names[i]);
+        }
+    }
+    auto now = read_present(be, to_read);
+    if (!now) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (active[i]) refuse(i, now.error());
+        return out;
+    }
+
+    // The writes of every interface, and which interface each belongs to.
+    std::vector<Write> writes;
+    std::vector<std::size_t> owner;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!active[i]) continue;
+        const std::string& name = names[i];
+        const InterfaceRecord& record = *records[i];
+        const NicState* st = find_named(*now, name);
+        if (!st) {
+            refuse(i, Error{Errc::NoSuchInterface,
+                            0,
+                            name,
+                            "not present; its saved originals are kept in " + store.dir().string(),
+                            {}});
+            active[i] = false;
+            continue;
+        }
+        if (!record.mac.empty() && st->id.mac != record.mac &&
+            (!st->id.perm_mac || st->id.perm_mac != record.perm_mac)) {
+            refuse(i, Error{Errc::InvalidArgument,
+                            0,
+                            name,
+                            "is now a different device (MAC " + st->id.mac + ", saved " +
+                                record.mac + "); refusing to restore another device's settings",
+                            {}});
+            active[i] = false;
+            continue;
+        }
+        NicRef nic{st->id.ifindex, name};
+        uint32_t bits = st->features && st->features->names
+                            ? static_cast<uint32_t>(st->features->names->size())
+                            : 0;
+        for (const auto& o : record.originals) {
+            auto id = SettingId::parse(o.key);
+            if (!id) {
+                out[i].restored.push_back(
+                    RestoreResult{name, o.key, o.value, false, id.error().str()});
                 continue;
             }
-            w.feature_index = *idx;
+            Write w{nic, *id, o.value, 0, bits};
+            if (id->section == Section::Features) {
+                auto idx = st->features ? st->features->index_of(id->name) : std::nullopt;
+                if (!idx) {
+                    out[i].restored.push_back(RestoreResult{name, o.key, o.value, false,
+                                                            "the device has no such feature now"});
+                    continue;
+                }
+                w.feature_index = *idx;
+            }
+            writes.push_back(std::move(w));
+            owner.push_back(i);
         }
-        writes.push_back(std::move(w));
     }
-    // Reverse apply order: coalescing before features before MTU before rings...
-    std::stable_sort(writes.begin(), writes.end(), [](const Write& a, const Write& b) {
-        return phase_of_setting(a.id) > phase_of_setting(b.id);
-    });
 
-    // System settings this interface was the last user of.
+    // System settings whose last users these interfaces were: restored with
+    // (and reported by) the interface that released them last.
     auto sys = store.load_system();
-    std::vector<Write> sys_writes;
     SystemRecord sysrec;
+    std::vector<Write> sys_writes;
+    std::vector<std::size_t> sys_owner;
     if (sys) {
         sysrec = *sys;
         for (auto it = sysrec.entries.begin(); it != sysrec.entries.end();) {
             auto& owners = it->owners;
-            auto o = std::find(owners.begin(), owners.end(), name);
-            if (o == owners.end()) {
-                ++it;
-                continue;
+            std::size_t last = names.size();
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                if (!active[i]) continue;
+                auto o = std::find(owners.begin(), owners.end(), names[i]);
+                if (o == owners.end()) continue;
+                owners.erase(o);
+                last = i;
             }
-            owners.erase(o);
-            if (owners.empty()) {
-                if (auto id = SettingId::parse(it->key))
+            if (last != names.size() && owners.empty()) {
+                if (auto id = SettingId::parse(it->key)) {
                     sys_writes.push_back(Write{std::nullopt, *id, it->original, 0, 0});
+                    sys_owner.push_back(last);
+                }
                 it = sysrec.entries.erase(it);
             } else {
                 ++it;
             }
         }
     } else {
-        out.restored.push_back(RestoreResult{"", "system", {}, false, sys.error().str()});
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (active[i])
+                out[i].restored.push_back(
+                    RestoreResult{"", "system", {}, false, sys.error().str()});
     }
-    std::stable_sort(sys_writes.begin(), sys_writes.end(), [](const Write& a, const Write& b) {
-        return phase_of_setting(a.id) > phase_of_setting(b.id);
-    });
-    // tuned and sysctls first (reverse of apply), then the device.
-    std::vector<Write> all = sys_writes;
-    all.insert(all.end(), writes.begin(), writes.end());
-    auto restored = restore(be, all);
-    out.restored.insert(out.restored.end(), restored.begin(), restored.end());
 
-    bool complete = std::all_of(out.restored.begin(), out.restored.end(),
-                                [](const RestoreResult& r) { return r.ok; });
-    if (complete) {
-        if (auto ok = store.remove_interface(name); !ok) out.error = ok.error();
-        // Written only when this interface was one of its owners.
-        if (sys && !(sysrec == *sys))
-            if (auto ok = store.save_system(sysrec); !ok) out.error = ok.error();
-        out.result = TxResult::RolledBack;
-    } else {
-        InterfaceRecord keep = record;
-        keep.status = TxStatus::Failed;
-        keep.updated_at = unix_now();
-        (void)store.save_interface(keep);
-        out.result = TxResult::Partial;
+    // Reverse apply order (tuned and sysctls first, then coalescing before
+    // features before MTU before rings...), the same phase of every
+    // interface together so that it goes out as one batch.
+    std::vector<std::size_t> order(writes.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return phase_of_setting(writes[a].id) > phase_of_setting(writes[b].id);
+    });
+    std::vector<std::size_t> sys_order(sys_writes.size());
+    for (std::size_t k = 0; k < sys_order.size(); ++k)
+        sys_order[k] = k;
+    std::stable_sort(sys_order.begin(), sys_order.end(), [&](std::size_t a, std::size_t b) {
+        return phase_of_setting(sys_writes[a].id) > phase_of_setting(sys_writes[b].id);
+    });
+    std::vector<Write> all;
+    std::vector<std::size_t> all_owner;
+    all.reserve(writes.size() + sys_writes.size());
+    for (std::size_t k : sys_order) {
+        all.push_back(std::move(sys_writes[k]));
+        all_owner.push_back(sys_owner[k]);
+    }
+    for (std::size_t k : order) {
+        all.push_back(std::move(writes[k]));
+        all_owner.push_back(owner[k]);
+    }
+    auto restored = all.empty() ? std::vector<RestoreResult>{} : restore(be, all);
+    for (std::size_t k = 0; k < restored.size(); ++k)
+        out[all_owner[k]].restored.push_back(std::move(restored[k]));
+
+    bool system_changed = false;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!active[i]) continue;
+        const bool complete = std::all_of(out[i].restored.begin(), out[i].restored.end(),
+                                          [](const RestoreResult& r) { return r.ok; });
+        if (complete) {
+            if (auto ok = store.remove_interface(names[i]); !ok) out[i].error = ok.error();
+            out[i].result = TxResult::RolledBack;
+            system_changed = true;
+        } else {
+            InterfaceRecord keep = *records[i];
+            keep.status = TxStatus::Failed;
+            keep.updated_at = unix_now();
+            (void)store.save_interface(keep);
+            out[i].result = TxResult::Partial;
+            // Still an owner of what it uses: put it back.
+            if (sys)
+                for (const auto& e : sys->entries)
+                    if (std::find(e.owners.begin(), e.owners.end(), names[i]) != e.owners.end()) {
+                        SystemEntry* kept = sysrec.find(e.key);
+                        if (!kept) {
+                            sysrec.entries.push_back(SystemEntry{e.key, e.original, {}});
+                            kept = &sysrec.entries.back();
+                        }
+                        kept->owners.push_back(names[i]);
+                    }
+        }
+    }
+    // Written only when one of these interfaces was an owner.
+    if (sys && system_changed && !(sysrec == *sys)) {
+        if (auto ok = store.save_system(sysrec); !ok)
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (active[i] && !out[i].error) out[i].error = ok.error();
     }
     return out;
 }

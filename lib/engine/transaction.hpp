@@ -98,6 +98,10 @@ struct RollbackResult {
 // Restores the saved originals of an interface (and of the system settings it
 // was the last user of), verifies them, and forgets the record.
 RollbackResult rollback_interface(Backend& backend, StateStore& store, const std::string& name);
+// The same for several interfaces at once: one read, one restore (pipelined)
+// and one verification read for all; a result per name, in order.
+std::vector<RollbackResult> rollback_interfaces(Backend& backend, StateStore& store,
+                                                const std::vector<std::string>& names);
 
 std::string new_transaction_id();
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -338,6 +339,71 @@ TEST_F(TransactionTest, SystemSettingsReturnWhenTheLastInterfaceRollsBack) {
     EXPECT_EQ(be.system.sysctl[0].value, "16777216") << "p4p2's profile still needs it";
     ASSERT_EQ(rollback_interface(be, store, "p4p2").result, TxResult::RolledBack);
     EXPECT_EQ(be.system.sysctl[0].value, "212992");
+}
+
+TEST_F(TransactionTest, RollingBackSeveralInterfacesReadsAndVerifiesOnceForAll) {
+    StateStore store(dir_);
+    auto p = profile_of("s",
+                        "[link]\nmtu = 9000\n[rings]\nrx = 4096\n[sysctl]\n"
+                        "\"net.core.rmem_max\" = 16777216\n");
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p1", "p4p2"})).result, TxResult::Applied);
+    const auto reads = be.read_calls;
+    const auto sets = be.calls.size();
+    auto rs = rollback_interfaces(be, store, {"p4p1", "p4p2"});
+    ASSERT_EQ(rs.size(), 2U);
+    for (const auto& r : rs) {
+        EXPECT_EQ(r.result, TxResult::RolledBack) << r.interface;
+        EXPECT_EQ(r.profile, "s");
+        EXPECT_FALSE(r.error) << r.error->str();
+    }
+    EXPECT_EQ(rs[0].interface, "p4p1");
+    EXPECT_EQ(rs[1].interface, "p4p2");
+    // One read of both, one verification read; the shared sysctl went back
+    // once, reported by the interface that released it last.
+    EXPECT_EQ(be.read_calls - reads, 2U);
+    EXPECT_EQ(be.calls.size() - sets, 5U) << "sysctl, then rings and link of each";
+    EXPECT_EQ(be.calls[sets].what, "set_sysctl net.core.rmem_max");
+    EXPECT_TRUE(
+        std::any_of(rs[1].restored.begin(), rs[1].restored.end(),
+                    [](const RestoreResult& x) { return x.key == "sysctl.net.core.rmem_max"; }));
+    expect_back_to_initial();
+    EXPECT_FALSE(*store.load_interface("p4p1"));
+    EXPECT_FALSE(*store.load_interface("p4p2"));
+    EXPECT_TRUE(store.load_system()->entries.empty());
+}
+
+TEST_F(TransactionTest, ABatchRollbackAnswersForEachNameOnItsOwn) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"})).result,
+        TxResult::Applied);
+    // p4p2 has nothing saved, p9p9 does not exist, p4p1 is named twice.
+    auto rs = rollback_interfaces(be, store, {"p9p9", "p4p2", "p4p1", "p4p1"});
+    ASSERT_EQ(rs.size(), 4U);
+    EXPECT_EQ(rs[0].result, TxResult::Refused);
+    ASSERT_TRUE(rs[0].error);
+    EXPECT_EQ(rs[0].error->code, Errc::NoSuchInterface);
+    EXPECT_FALSE(fs::exists(dir_ / "locks" / "p9p9.lock")) << "no lock file for a made-up name";
+    EXPECT_TRUE(rs[1].nothing_saved);
+    EXPECT_EQ(rs[2].result, TxResult::RolledBack);
+    EXPECT_TRUE(rs[3].nothing_saved) << "the first p4p1 did the work";
+    expect_back_to_initial();
+}
+
+TEST_F(TransactionTest, ABatchRollbackKeepsTheRecordOfTheInterfaceThatCouldNotBeRestored) {
+    StateStore store(dir_);
+    auto p = profile_of("a", "[link]\nmtu = 9000\n");
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p1", "p4p2"})).result, TxResult::Applied);
+    be.fail_set = [](const std::string& name, Section) { return name == "p4p2"; };
+    auto rs = rollback_interfaces(be, store, {"p4p1", "p4p2"});
+    EXPECT_EQ(rs[0].result, TxResult::RolledBack);
+    EXPECT_EQ(rs[1].result, TxResult::Partial);
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U);
+    EXPECT_FALSE(*store.load_interface("p4p1"));
+    auto kept = store.load_interface("p4p2");
+    ASSERT_TRUE(kept && *kept);
+    EXPECT_EQ((*kept)->status, TxStatus::Failed);
+    EXPECT_NE((*kept)->original("link.mtu"), nullptr) << "the originals stay for a later try";
 }
 
 TEST_F(TransactionTest, AnInterfaceVanishingMidApplyEndsCleanly) {
