@@ -752,7 +752,12 @@ def report(results):
         lines.append("")
         lines.append("| step | ms |")
         lines.append("|---|---|")
-        for k, v in sorted(p["median_ms"].items(), key=lambda kv: int(kv[0].split()[0])):
+        def step_order(kv):  # "9 ...", "9b ...", "10 ..."
+            head = kv[0].split()[0]
+            digits = "".join(c for c in head if c.isdigit())
+            return (int(digits or 0), head)
+
+        for k, v in sorted(p["median_ms"].items(), key=step_order):
             lines.append(f"| {k} | {v:.2f} |")
         per = p.get("set_us_by_position_in_interface", {})
         if per:
