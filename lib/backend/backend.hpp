@@ -99,4 +99,10 @@ class Backend {
     }
 };
 
+// Reads the interfaces `req` names that are still there. One request for
+// all; when it fails (one of them vanished, which fails a named read as a
+// whole, or a dump that link changes kept interrupting), one request per
+// name, leaving out those that are gone. Any other error is returned.
+Result<std::vector<NicState>> read_present(Backend& backend, const ReadRequest& req);
+
 }  // namespace nictune

@@ -357,6 +357,19 @@ Result<void> sync_dir(const fs::path& dir, const fs::path& changed) {
 // file system), fsync, rename over the target, fsync the directory: a crash
 // or a failure leaves the old file or the new one, never a mix. The temporary
 // name starts with '.' and does not end in ".json", so list() never reads it.
+// All of `data`, across short writes; 0 or the errno.
+int write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+}
+
 // ".NAME.XXXXXX", a mkostemp template. (Built by appending: g++ 12 at -O3
 // warns, wrongly, about `"." + std::string`.)
 std::string temp_name(std::string_view name) {
@@ -366,7 +379,10 @@ std::string temp_name(std::string_view name) {
     return out;
 }
 
-Result<void> write_and_rename(const fs::path& target, std::string_view data) {
+// With `locked`: the file is flock()ed before it is written and stays open
+// (and locked, through the rename) in *locked, for the caller to close.
+Result<void> write_and_rename(const fs::path& target, std::string_view data,
+                              int* locked = nullptr) {
     const fs::path dir = target.parent_path();
     std::string tmp = (dir / temp_name(target.filename().string())).string();
     // mkostemp opens with O_CREAT|O_EXCL and mode 0600.
@@ -378,15 +394,14 @@ Result<void> write_and_rename(const fs::path& target, std::string_view data) {
         ::unlink(tmp.c_str());
         return sys_error(err, target, what);
     };
-    while (!data.empty()) {
-        const ssize_t n = ::write(fd, data.data(), data.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return abandon(errno, "cannot write");
-        }
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
+    if (locked && ::flock(fd, LOCK_EX | LOCK_NB) != 0) return abandon(errno, "cannot lock");
+    if (int err = write_all(fd, data)) return abandon(err, "cannot write");
     if (::fsync(fd) != 0) return abandon(errno, "cannot sync");
+    if (locked) {
+        if (::rename(tmp.c_str(), target.c_str()) != 0) return abandon(errno, "cannot replace");
+        *locked = fd;
+        return {};
+    }
     // close() reports delayed write errors on some file systems (NFS); the
     // descriptor is gone whatever it returns.
     const int rc = ::close(fd);
@@ -517,18 +532,28 @@ StateLock::~StateLock() {
 
 // ---- journal
 
-std::string journal_text(const std::string& transaction, std::span<const InterfaceRecord> records) {
+namespace {
+
+// The journal's first line; the records follow, one line each.
+std::string journal_header(const std::string& transaction, std::size_t records) {
     std::string out;
-    out.reserve(64 + records.size() * 512);
+    out.reserve(64 + records * 512);
     {
         JsonWriter w(out, 0);
         w.begin_object();
         w.field("version", kVersion);
         w.field("transaction", transaction);
-        w.field("records", records.size());
+        w.field("records", records);
         w.end_object();
     }
     out += '\n';
+    return out;
+}
+
+}  // namespace
+
+std::string journal_text(const std::string& transaction, std::span<const InterfaceRecord> records) {
+    std::string out = journal_header(transaction, records.size());
     for (const auto& r : records)
         out += interface_text(r);  // one line each, newline included
     return out;
@@ -720,39 +745,22 @@ Result<Journal> StateStore::begin_journal(const std::string& transaction,
     if (transaction.empty() || transaction.front() == '.' ||
         transaction.find('/') != std::string::npos)
         return fail(Errc::InvalidArgument, "", "invalid transaction id " + quote(transaction));
+    // The text of journal_text(), each record encoded (and checked) once.
+    std::string text = journal_header(transaction, records.size());
     for (const auto& r : records) {
         if (auto ok = check_name(r.name); !ok) return std::unexpected(std::move(ok.error()));
-        if (auto ok = encode_for_saving(r, dir / (r.name + ".json")); !ok)
-            return std::unexpected(std::move(ok.error()));
+        auto line = encode_for_saving(r, dir / (r.name + ".json"));
+        if (!line) return std::unexpected(std::move(line.error()));
+        text += *line;
     }
     if (auto ok = ensure_dir(dir_); !ok) return std::unexpected(std::move(ok.error()));
     if (auto ok = ensure_dir(dir); !ok) return std::unexpected(std::move(ok.error()));
     const fs::path path = dir / (transaction + ".json");
-    const std::string text = journal_text(transaction, records);
     // Written under a temporary name and renamed when complete, so that
-    // replay never sees half a journal. The flock taken on the fresh file
-    // stays with it through the rename.
-    std::string tmp = (dir / temp_name(transaction)).string();
-    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) return sys_error(errno, path, "cannot create the journal");
-    const auto abandon = [&](int err, std::string_view what) {
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return sys_error(err, path, what);
-    };
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) return abandon(errno, "cannot lock the journal");
-    std::string_view data = text;
-    while (!data.empty()) {
-        const ssize_t n = ::write(fd, data.data(), data.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return abandon(errno, "cannot write the journal");
-        }
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    if (::fsync(fd) != 0) return abandon(errno, "cannot sync the journal");
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-        return abandon(errno, "cannot put the journal in place");
+    // replay never sees half a journal; locked from the start.
+    int fd = -1;
+    if (auto ok = write_and_rename(path, text, &fd); !ok)
+        return std::unexpected(std::move(ok.error()));
     Journal journal(fd, path);
     if (auto ok = sync_dir(dir, path); !ok) {
         journal.finish();

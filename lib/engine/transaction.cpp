@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sysinfo/procsys.hpp"
@@ -254,7 +255,8 @@ const NicState* find_nic(const std::vector<NicState>& nics, int ifindex) {
 struct Reread {
     std::vector<NicState> nics;
     std::optional<SystemState> sys;
-    std::optional<Error> error;
+    // The interfaces could not be read again (not: one of them is gone).
+    std::optional<Error> nics_error;
 };
 
 Reread reread(Backend& be, const std::vector<Write>& writes) {
@@ -263,41 +265,23 @@ Reread reread(Backend& be, const std::vector<Write>& writes) {
     std::unordered_set<std::string_view> seen;
     for (const auto& w : writes)
         if (w.nic && seen.insert(w.nic->name).second) names.push_back(w.nic->name);
-    // One read for all (dumps when there are many); when one of them has
-    // vanished, one by one so that it does not hide the others.
-    // Only the families the writes touched, and no driver identity.
+    // One read for all (dumps when there are many), one by one when that
+    // fails; only the families the writes touched, and no driver identity.
     ReadRequest req{names, true};
     req.sections = 0;
     req.identity = false;
     for (const auto& w : writes)
         if (w.nic) req.sections |= ReadRequest::bit(w.id.section);
-    auto all = names.empty() ? Result<std::vector<NicState>>(std::vector<NicState>{})
-                             : be.read_interfaces(req);
-    if (all) {
+    if (auto all = read_present(be, req))
         out.nics = std::move(*all);
-    } else if (all.error().code == Errc::NoSuchInterface) {
-        for (const auto& n : names) {
-            ReadRequest one = req;
-            one.names = {n};
-            auto r = be.read_interfaces(one);
-            if (r)
-                for (auto& s : *r)
-                    out.nics.push_back(std::move(s));
-            else if (r.error().code != Errc::NoSuchInterface)
-                out.error = r.error();
-        }
-    } else {
-        out.error = all.error();
-    }
+    else
+        out.nics_error = std::move(all.error());
     auto names_sys = sysctl_names(writes);
     const bool tuned = std::any_of(writes.begin(), writes.end(),
                                    [](const Write& w) { return w.id.section == Section::Tuned; });
     if (!names_sys.empty() || tuned) {
         auto s = be.read_system(SystemQuery{names_sys, false, tuned});
-        if (s)
-            out.sys = std::move(*s);
-        else
-            out.error = s.error();
+        if (s) out.sys = std::move(*s);
     }
     return out;
 }
@@ -312,7 +296,11 @@ std::vector<RestoreResult> restore(Backend& be, const std::vector<Write>& writes
         const auto& w = writes[i];
         RestoreResult r{w.nic ? w.nic->name : "", w.id.path(), w.value, true, ""};
         const NicState* nic = w.nic ? find_nic(again.nics, w.nic->ifindex) : nullptr;
-        if (w.nic && !nic) {
+        if (w.nic && !nic && again.nics_error) {
+            // Unverified is not restored: the saved originals must stay.
+            r.ok = false;
+            r.message = "cannot read it back: " + again.nics_error->str();
+        } else if (w.nic && !nic) {
             r.message = "the interface is gone; its settings went with it";
         } else if (errors[i] && errors[i]->code == Errc::NoSuchInterface) {
             r.message = "the interface is gone; its settings went with it";
@@ -548,11 +536,12 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
                 writes[i].nic ? find_nic(after.nics, writes[i].nic->ifindex) : nullptr;
             if (writes[i].nic && !nic) {
                 sr.outcome = Outcome::Failed;
-                sr.error = Error{Errc::NoSuchInterface,
-                                 0,
-                                 writes[i].nic->name,
-                                 "interface vanished during the apply",
-                                 {}};
+                sr.error = after.nics_error ? *after.nics_error
+                                            : Error{Errc::NoSuchInterface,
+                                                    0,
+                                                    writes[i].nic->name,
+                                                    "interface vanished during the apply",
+                                                    {}};
                 if (!res.error) res.error = sr.error;
                 failed = true;
                 continue;
@@ -656,29 +645,13 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
 
 namespace {
 
-// Reads `names` with one request; when one of them is gone (a named read
-// fails as a whole), one by one. Absent interfaces are simply not returned.
-Result<std::vector<NicState>> read_present(Backend& be, const std::vector<std::string>& names) {
-    if (names.empty()) return std::vector<NicState>{};
-    auto all = be.read_interfaces(ReadRequest{names, true});
-    if (all || all.error().code != Errc::NoSuchInterface) return all;
-    std::vector<NicState> out;
-    for (const auto& n : names) {
-        auto one = be.read_interfaces(ReadRequest{{n}, true});
-        if (one) {
-            for (auto& st : *one)
-                out.push_back(std::move(st));
-        } else if (one.error().code != Errc::NoSuchInterface) {
-            return std::unexpected(std::move(one.error()));
-        }
-    }
-    return out;
-}
-
-const NicState* find_named(const std::vector<NicState>& nics, const std::string& name) {
+// The interfaces of a read, by name (a batch names hundreds).
+std::unordered_map<std::string_view, const NicState*> by_name(const std::vector<NicState>& nics) {
+    std::unordered_map<std::string_view, const NicState*> out;
+    out.reserve(nics.size());
     for (const auto& n : nics)
-        if (n.id.name == name) return &n;
-    return nullptr;
+        out.emplace(n.id.name, &n);
+    return out;
 }
 
 }  // namespace
@@ -706,23 +679,28 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
     std::vector<bool> active(names.size(), true);
     {
         std::vector<std::string> unsaved;
-        for (const auto& n : names)
-            if (valid_ifname(n) && !store.has_interface(n)) unsaved.push_back(n);
-        auto here = read_present(be, unsaved);
-        for (std::size_t i = 0; here && i < names.size(); ++i) {
-            if (std::find(unsaved.begin(), unsaved.end(), names[i]) == unsaved.end() ||
-                find_named(*here, names[i]))
-                continue;
-            refuse(i, Error{Errc::NoSuchInterface, 0, names[i], "no such interface", {}});
-            active[i] = false;
+        std::vector<std::size_t> unsaved_at;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (valid_ifname(names[i]) && !store.has_interface(names[i])) {
+                unsaved.push_back(names[i]);
+                unsaved_at.push_back(i);
+            }
+        if (auto here = read_present(be, ReadRequest{unsaved, true})) {
+            const auto present = by_name(*here);
+            for (std::size_t i : unsaved_at) {
+                if (present.contains(names[i])) continue;
+                refuse(i, Error{Errc::NoSuchInterface, 0, names[i], "no such interface", {}});
+                active[i] = false;
+            }
         }
     }
     std::vector<StateLock> locks;
     std::vector<std::string> locked;
+    std::unordered_set<std::string_view> seen;
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (!active[i]) continue;
         // Named twice: the first one does the work.
-        if (std::find(locked.begin(), locked.end(), names[i]) != locked.end()) {
+        if (!seen.insert(names[i]).second) {
             out[i].nothing_saved = true;
             out[i].result = TxResult::Applied;
             active[i] = false;
@@ -760,21 +738,22 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
             to_read.push_back(names[i]);
         }
     }
-    auto now = read_present(be, to_read);
+    auto now = read_present(be, ReadRequest{to_read, true});
     if (!now) {
         for (std::size_t i = 0; i < names.size(); ++i)
             if (active[i]) refuse(i, now.error());
         return out;
     }
 
-    // The writes of every interface, and which interface each belongs to.
-    std::vector<Write> writes;
-    std::vector<std::size_t> owner;
+    // The writes of every interface, each with the index of its interface.
+    std::vector<std::pair<Write, std::size_t>> writes;
+    const auto present = by_name(*now);
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (!active[i]) continue;
         const std::string& name = names[i];
         const InterfaceRecord& record = *records[i];
-        const NicState* st = find_named(*now, name);
+        auto found = present.find(name);
+        const NicState* st = found == present.end() ? nullptr : found->second;
         if (!st) {
             refuse(i, Error{Errc::NoSuchInterface,
                             0,
@@ -816,8 +795,7 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
                 }
                 w.feature_index = *idx;
             }
-            writes.push_back(std::move(w));
-            owner.push_back(i);
+            writes.emplace_back(std::move(w), i);
         }
     }
 
@@ -825,8 +803,6 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
     // (and reported by) the interface that released them last.
     auto sys = store.load_system();
     SystemRecord sysrec;
-    std::vector<Write> sys_writes;
-    std::vector<std::size_t> sys_owner;
     if (sys) {
         sysrec = *sys;
         for (auto it = sysrec.entries.begin(); it != sysrec.entries.end();) {
@@ -840,10 +816,8 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
                 last = i;
             }
             if (last != names.size() && owners.empty()) {
-                if (auto id = SettingId::parse(it->key)) {
-                    sys_writes.push_back(Write{std::nullopt, *id, it->original, 0, 0});
-                    sys_owner.push_back(last);
-                }
+                if (auto id = SettingId::parse(it->key))
+                    writes.emplace_back(Write{std::nullopt, *id, it->original, 0, 0}, last);
                 it = sysrec.entries.erase(it);
             } else {
                 ++it;
@@ -856,35 +830,20 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
                     RestoreResult{"", "system", {}, false, sys.error().str()});
     }
 
-    // Reverse apply order (tuned and sysctls first, then coalescing before
-    // features before MTU before rings...), the same phase of every
-    // interface together so that it goes out as one batch.
-    std::vector<std::size_t> order(writes.size());
-    for (std::size_t k = 0; k < order.size(); ++k)
-        order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return phase_of_setting(writes[a].id) > phase_of_setting(writes[b].id);
-    });
-    std::vector<std::size_t> sys_order(sys_writes.size());
-    for (std::size_t k = 0; k < sys_order.size(); ++k)
-        sys_order[k] = k;
-    std::stable_sort(sys_order.begin(), sys_order.end(), [&](std::size_t a, std::size_t b) {
-        return phase_of_setting(sys_writes[a].id) > phase_of_setting(sys_writes[b].id);
+    // Reverse apply order (tuned and sysctls come last in apply order, so
+    // first here; then coalescing before features before MTU before
+    // rings...), the same phase of every interface together so that it goes
+    // out as one batch.
+    std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) {
+        return phase_of_setting(a.first.id) > phase_of_setting(b.first.id);
     });
     std::vector<Write> all;
-    std::vector<std::size_t> all_owner;
-    all.reserve(writes.size() + sys_writes.size());
-    for (std::size_t k : sys_order) {
-        all.push_back(std::move(sys_writes[k]));
-        all_owner.push_back(sys_owner[k]);
-    }
-    for (std::size_t k : order) {
-        all.push_back(std::move(writes[k]));
-        all_owner.push_back(owner[k]);
-    }
+    all.reserve(writes.size());
+    for (auto& [w, i] : writes)
+        all.push_back(std::move(w));
     auto restored = all.empty() ? std::vector<RestoreResult>{} : restore(be, all);
     for (std::size_t k = 0; k < restored.size(); ++k)
-        out[all_owner[k]].restored.push_back(std::move(restored[k]));
+        out[writes[k].second].restored.push_back(std::move(restored[k]));
 
     bool system_changed = false;
     for (std::size_t i = 0; i < names.size(); ++i) {

@@ -237,27 +237,13 @@ Result<std::vector<NicState>> Watcher::read_new(
     req.sections = read_sections_;
     for (const auto& [idx, name] : chunk)
         req.names.push_back(name);
-    auto nics = manager_.backend().read_interfaces(req);
+    // Those already gone are left out.
+    auto nics = read_present(manager_.backend(), req);
     if (nics) return nics;
-    // One of them is gone already (a named read fails as a whole): read
-    // them one by one and keep those still there.
-    std::vector<NicState> each;
-    for (const auto& [idx, name] : chunk) {
-        ReadRequest one_req = req;
-        one_req.names = {name};
-        auto one = manager_.backend().read_interfaces(one_req);
-        if (one) {
-            for (auto& st : *one)
-                each.push_back(std::move(st));
-        } else if (one.error().code != Errc::NoSuchInterface) {
-            // Not a vanished link: try every link at once (the caller keeps
-            // those it noted).
-            ReadRequest all = req;
-            all.names.clear();
-            return manager_.backend().read_interfaces(all);
-        }
-    }
-    return each;
+    // Not a vanished link: try every link at once (the caller keeps those
+    // it noted).
+    req.names.clear();
+    return manager_.backend().read_interfaces(req);
 }
 
 void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
@@ -419,20 +405,14 @@ void Watcher::check_dirty() {
             if (auto id = SettingId::parse(key)) req.sections |= ReadRequest::bit(id->section);
     }
     if (checked.empty()) return;
-    auto nics = manager_.backend().read_interfaces(req);
-    if (!nics && checked.size() > 1) {
-        // One of them is gone (a named read fails as a whole): one by one.
-        std::vector<NicState> each;
-        for (const auto& name : req.names) {
-            ReadRequest one = req;
-            one.names = {name};
-            if (auto r = manager_.backend().read_interfaces(one))
-                for (auto& st : *r)
-                    each.push_back(std::move(st));
-        }
-        nics = std::move(each);
+    // Those gone are left out (their RTM_DELLINK says so).
+    auto nics = read_present(manager_.backend(), req);
+    if (!nics) {
+        // Not an interrupted dump (read_present falls back to one request
+        // each): say so; the next notification checks again.
+        log(Level::Warning, "cannot read the interfaces to check for drift: " + nics.error().str());
+        return;
     }
-    if (!nics) return;  // gone: link_event will say so
     for (int idx : checked) {
         auto it = tracked_.find(idx);
         if (it == tracked_.end()) continue;

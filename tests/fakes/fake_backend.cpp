@@ -20,7 +20,7 @@ NicState* FakeBackend::by_index(int ifindex) {
 Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& req) {
     ++read_calls;
     requests.push_back(req);
-    if (fail_reads > 0) {
+    if (fail_reads > 0 && read_calls > fail_reads_after) {
         --fail_reads;
         return fail(Errc::Busy, "links: dump", "netlink: Dump inconsistency detected, interrupted");
     }

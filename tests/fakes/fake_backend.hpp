@@ -40,8 +40,9 @@ class FakeBackend : public Backend {
     std::size_t read_calls = 0;
     std::vector<ReadRequest> requests;
     // The next this many read_interfaces calls fail (a dump the kernel kept
-    // interrupting).
+    // interrupting), once read_calls has passed fail_reads_after.
     int fail_reads = 0;
+    std::size_t fail_reads_after = 0;
     // The interface disappears at the n-th SET.
     void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
 

@@ -742,12 +742,18 @@ TEST(StateJournal, IsOneFileWhileTheTransactionRunsAndGoneAfter) {
     EXPECT_TRUE(entries(tmp.path() / "journal").empty());
 }
 
-TEST(StateJournal, ReplayWritesTheRecordsOfATransactionThatDied) {
-    TempDir tmp;
-    StateStore store(tmp.path());
+// p4p1's record as transaction tx1 saves it in its journal.
+InterfaceRecord applying_in_tx1() {
     auto rec = sample_interface("p4p1");
     rec.status = TxStatus::Applying;
     rec.transaction = "tx1";
+    return rec;
+}
+
+TEST(StateJournal, ReplayWritesTheRecordsOfATransactionThatDied) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto rec = applying_in_tx1();
     {
         auto j = store.begin_journal("tx1", std::vector<InterfaceRecord>{rec});
         ASSERT_TRUE(j) << j.error().str();
@@ -762,9 +768,7 @@ TEST(StateJournal, ReplayWritesTheRecordsOfATransactionThatDied) {
 TEST(StateJournal, ReplayKeepsTheOutcomeOfATransactionThatEnded) {
     TempDir tmp;
     StateStore store(tmp.path());
-    auto rec = sample_interface("p4p1");
-    rec.status = TxStatus::Applying;
-    rec.transaction = "tx1";
+    const auto rec = applying_in_tx1();
     auto done = rec;
     done.status = TxStatus::Applied;
     {

@@ -406,6 +406,38 @@ TEST_F(TransactionTest, ABatchRollbackKeepsTheRecordOfTheInterfaceThatCouldNotBe
     EXPECT_NE((*kept)->original("link.mtu"), nullptr) << "the originals stay for a later try";
 }
 
+// A re-read that fails is not a vanished interface: the step fails with
+// the read's own error, and a rollback keeps the originals it could not
+// verify.
+TEST_F(TransactionTest, AVerificationReadThatFailsIsReportedAsSuchNotAsAVanishedInterface) {
+    StateStore store(dir_);
+    auto plan = plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"});
+    be.fail_reads = 2;  // the verification read and its one-by-one retry
+    auto r = apply_plan(be, store, plan);
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->code, Errc::Busy) << r.error->str();
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U);
+}
+
+TEST_F(TransactionTest, ARollbackThatCannotReadBackKeepsTheOriginals) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"})).result,
+        TxResult::Applied);
+    be.fail_reads_after = be.read_calls + 1;  // the rollback's first read works
+    be.fail_reads = 2;
+    auto rb = rollback_interface(be, store, "p4p1");
+    EXPECT_EQ(rb.result, TxResult::Partial);
+    ASSERT_FALSE(rb.restored.empty());
+    EXPECT_FALSE(rb.restored[0].ok);
+    EXPECT_NE(rb.restored[0].message.find("cannot read it back"), std::string::npos)
+        << rb.restored[0].message;
+    auto kept = store.load_interface("p4p1");
+    ASSERT_TRUE(kept && *kept) << "the originals of an unverified restore must stay";
+    EXPECT_EQ((*kept)->status, TxStatus::Failed);
+}
+
 TEST_F(TransactionTest, AnInterfaceVanishingMidApplyEndsCleanly) {
     be.vanish_at_call(2, "p4p1");
     StateStore store(dir_);
