@@ -318,6 +318,7 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
     // Directly, all of them together: one read and one pipelined restore.
     std::vector<RollbackResult> direct_results;
     if (direct) direct_results = direct->manager->rollback(ifaces);
+    const bool color = want_color(g);
     for (std::size_t n = 0; n < ifaces.size(); ++n) {
         Result<Json> r = fail(Errc::Internal, "", "no result");
         if (client) {
@@ -337,7 +338,7 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
         if (json)
             all.push_back(*r);
         else
-            std::cout << report::rollback_text(*r, want_color(g));
+            std::cout << report::rollback_text(*r, color);
         rc = std::max(rc, rollback_exit(*r));
     }
     if (json) std::cout << Json{{"rollbacks", all}}.dump(2) << '\n';

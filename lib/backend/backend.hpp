@@ -35,14 +35,22 @@ struct ReadRequest {
     bool include_virtual = false;
     // The ethtool families to read (bit 1 << Section); the rtnetlink link
     // attributes always come. Verifying a transaction reads only what it
-    // changed.
+    // changed. bit(Section::Link) alone is the rtnetlink part: the link
+    // modes (ETHTOOL_MSG_LINKMODES: speed, duplex, autoneg, read-only keys
+    // that audits show and no profile sets) need kLinkModes as well.
     uint32_t sections = kAllSections;
     // Driver identity (GDRVINFO ioctl, sysfs, hwdb).
     bool identity = true;
 
     static constexpr uint32_t kAllSections = ~0U;
+    static constexpr uint32_t kLinkModes = 1U << 31;
+    static_assert(kSectionCount < 31, "kLinkModes must not be a section's bit");
     static constexpr uint32_t bit(Section s) { return 1U << static_cast<unsigned>(s); }
     [[nodiscard]] bool wants(Section s) const { return (sections & bit(s)) != 0; }
+    // Whether the ethtool family of `s` is read (for Link: the link modes).
+    [[nodiscard]] bool wants_ethtool(Section s) const {
+        return wants(s) && (s != Section::Link || (sections & kLinkModes) != 0);
+    }
 };
 
 // One SET for one interface (see Backend::set_device / set_features).
@@ -95,6 +103,38 @@ class Backend {
         out.reserve(changes.size());
         for (const auto& c : changes)
             out.push_back(set_features(c.nic, c.nbits, c.bits));
+        return out;
+    }
+
+    // Verification from the kernel's change notifications. A SET that
+    // changes something makes the kernel send the new state of that family
+    // (RTM_NEWLINK for the link, ETHTOOL_MSG_*_NTF for the ethtool families),
+    // built inside the SET's own RTNL section; a transaction that keeps them
+    // need not read its interfaces again. observe_changes(true) starts
+    // keeping the newest one per interface and family, (false) stops and
+    // forgets. Returns whether it is observing; the default never does.
+    virtual bool observe_changes(bool on) {
+        (void)on;
+        return false;
+    }
+    // What was observed, for each interface (by ifindex) and the families
+    // asked of it (bit(Section::Link): the rtnetlink link). An interface
+    // comes in `nics` when every asked family of it was notified
+    // since observing began (its state holds those families and its
+    // identity's name and ifindex); otherwise, or when notifications were
+    // lost, its name is in `missing`, to be read.
+    struct Observed {
+        std::vector<NicState> nics;
+        std::vector<std::string> missing;
+    };
+    struct ObserveRequest {
+        NicRef nic;
+        uint32_t sections = 0;  // ReadRequest::bit() of each family
+    };
+    virtual Observed observed(std::span<const ObserveRequest> wanted) {
+        Observed out;
+        for (const auto& w : wanted)
+            out.missing.push_back(w.nic.name);
         return out;
     }
 };

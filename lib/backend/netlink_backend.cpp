@@ -1,6 +1,7 @@
 #include "backend/netlink_backend.hpp"
 
 #include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
 
 #include <algorithm>
 #include <map>
@@ -135,7 +136,7 @@ Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics,
         by_index[n.id.ifindex] = &n;
 
     for (Section s : kEthtoolSections) {
-        if (!req.wants(s)) continue;
+        if (!req.wants_ethtool(s)) continue;
         auto r = eth_->dump(ethnl::get_cmd(s), ethnl::request_flags(s),
                             [&](const nlmsghdr* nlh) -> Result<void> {
                                 auto rep = ethnl::decode_settings(s, nlh);
@@ -177,7 +178,7 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
             nic.problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
         };
         for (Section s : kEthtoolSections) {
-            if (!req.wants(s)) continue;
+            if (!req.wants_ethtool(s)) continue;
             auto r = eth_->get(ethnl::get_cmd(s), nic.id.ifindex, ethnl::request_flags(s),
                                [&](const nlmsghdr* nlh) -> Result<void> {
                                    auto rep = ethnl::decode_settings(s, nlh);
@@ -423,6 +424,7 @@ std::vector<Result<void>> NetlinkBackend::set_devices(std::span<const DeviceChan
                       : std::unexpected(with_context(rs[j].error(), set_context(c.nic, c.values)));
         }
     }
+    drain_observer();
     return out;
 }
 
@@ -433,11 +435,106 @@ std::vector<Result<void>> NetlinkBackend::set_features_many(
         reqs.push_back(
             {c.nic.ifindex, [&c](nlmsghdr* nlh) { ethnl::encode_features(nlh, c.nbits, c.bits); }});
     auto rs = eth_->set_many(ETHTOOL_MSG_FEATURES_SET, reqs);
+    drain_observer();
     std::vector<Result<void>> out(changes.size());
     for (std::size_t i = 0; i < changes.size(); ++i) {
         if (rs[i]) continue;
         std::string ctx = changes[i].nic.name + ": features: set";
         out[i] = std::unexpected(with_context(rs[i].error(), ctx));
+    }
+    return out;
+}
+
+bool NetlinkBackend::observe_changes(bool on) {
+    if (!on) {
+        if (observer_ && --observer_->depth <= 0) observer_.reset();
+        return observer_ != nullptr;
+    }
+    if (observer_) {
+        ++observer_->depth;
+        return true;
+    }
+    // Sockets of their own, joined before the first SET: every notification
+    // they hold describes the state at some moment after that.
+    auto links = rtnl::Socket::open();
+    if (!links || !(*links)->subscribe_links()) return false;
+    auto monitor = ethnl::Socket::open();
+    if (!monitor || !(*monitor)->subscribe_monitor()) return false;
+    observer_ = std::make_unique<Observer>();
+    observer_->links = std::move(*links);
+    observer_->monitor = std::move(*monitor);
+    observer_->depth = 1;
+    return true;
+}
+
+void NetlinkBackend::drain_observer() {
+    if (!observer_ || observer_->lost) return;
+    Observer& ob = *observer_;
+    const auto entry = [&](int ifindex) -> Seen& {
+        auto [it, fresh] = ob.seen.try_emplace(ifindex, Seen{{}, 0, false});
+        if (fresh) it->second.state.id.ifindex = ifindex;
+        return it->second;
+    };
+    auto r = ob.links->receive_events([&](rtnl::Link&& l, bool deleted) {
+        Seen& s = entry(l.ifindex);
+        if (deleted) {
+            s.gone = true;
+            return;
+        }
+        s.state.id.name = l.name;
+        s.state.id.mac = l.mac;
+        merge_values(s.state.values, l.values, Section::Link);
+        s.sections |= ReadRequest::bit(Section::Link);
+    });
+    if (!r) ob.lost = true;
+    std::shared_ptr<const FeatureNames> names;
+    auto e = ob.monitor->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
+        if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return {};
+        const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
+        auto section = ethnl::section_of_kernel_msg(g->cmd);
+        if (!section) return {};
+        if (*section == Section::Features) {
+            if (!names) {
+                auto n = eth_->feature_names();
+                if (!n) return std::unexpected(n.error());
+                names = *n;
+            }
+            auto rep = ethnl::decode_features(nlh);
+            if (!rep) return std::unexpected(rep.error());
+            Seen& s = entry(rep->ifindex);
+            if (s.state.id.name.empty()) s.state.id.name = rep->ifname;
+            store_features(s.state, std::move(*rep), names);
+            s.sections |= ReadRequest::bit(Section::Features);
+            return {};
+        }
+        auto rep = ethnl::decode_settings(*section, nlh);
+        if (!rep) return std::unexpected(rep.error());
+        Seen& s = entry(rep->ifindex);
+        if (s.state.id.name.empty()) s.state.id.name = rep->ifname;
+        merge_values(s.state.values, rep->values, *section);
+        // LINKMODES is the Link section's ethtool part, not the rtnetlink link.
+        s.sections |=
+            *section == Section::Link ? ReadRequest::kLinkModes : ReadRequest::bit(*section);
+        return {};
+    });
+    if (!e) ob.lost = true;
+}
+
+Backend::Observed NetlinkBackend::observed(std::span<const ObserveRequest> wanted) {
+    Observed out;
+    drain_observer();
+    const bool usable = observer_ && !observer_->lost;
+    for (const auto& w : wanted) {
+        const Seen* s = nullptr;
+        if (usable)
+            if (auto it = observer_->seen.find(w.nic.ifindex); it != observer_->seen.end())
+                s = &it->second;
+        if (!s || s->gone || (s->sections & w.sections) != w.sections) {
+            out.missing.push_back(w.nic.name);
+            continue;
+        }
+        out.nics.push_back(s->state);
+        if (out.nics.back().id.name.empty()) out.nics.back().id.name = w.nic.name;
     }
     return out;
 }

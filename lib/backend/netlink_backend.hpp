@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <unordered_map>
 
 #include "backend/backend.hpp"
 #include "ethnl/socket.hpp"
@@ -52,6 +53,9 @@ class NetlinkBackend final : public Backend {
     std::vector<Result<void>> set_devices(std::span<const DeviceChange> changes) override;
     std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) override;
 
+    bool observe_changes(bool on) override;
+    Observed observed(std::span<const ObserveRequest> wanted) override;
+
     // The running kernel's feature names (profiles may use names newer than
     // the built-in list).
     Result<std::shared_ptr<const FeatureNames>> kernel_feature_names() {
@@ -66,6 +70,24 @@ class NetlinkBackend final : public Backend {
     Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);
     Result<void> read_ethtool_per_device(std::vector<NicState>& nics, const ReadRequest& req);
     void read_identity(NicState& nic);
+    // Reads what the observer's sockets hold (after each SET batch, so that
+    // their queues stay short, and before observed()).
+    void drain_observer();
+
+    // The newest notified state of one interface while observing.
+    struct Seen {
+        NicState state;     // name, ifindex and the notified families
+        uint32_t sections;  // ReadRequest::bit() of each family notified
+        bool gone;          // RTM_DELLINK seen
+    };
+    struct Observer {
+        std::unique_ptr<rtnl::Socket> links;
+        std::unique_ptr<ethnl::Socket> monitor;
+        std::unordered_map<int, Seen> seen;
+        bool lost = false;  // a queue overflowed or a message did not decode
+        int depth = 0;      // nested observe_changes(true)
+    };
+    std::unique_ptr<Observer> observer_;
 
     NetlinkBackendOptions opts_;
     std::unique_ptr<rtnl::Socket> rtnl_;

@@ -138,6 +138,12 @@ class StateStore {
     // nullopt when the interface has no record.
     [[nodiscard]] Result<std::optional<InterfaceRecord>> load_interface(
         std::string_view name) const;
+    // The records of `names`, in order (nullopt: none); the first error
+    // stops it. From kListingThreshold names on, one directory listing
+    // replaces an open() per name that has no file.
+    static constexpr std::size_t kListingThreshold = 16;
+    [[nodiscard]] Result<std::vector<std::optional<InterfaceRecord>>> load_interfaces(
+        std::span<const std::string> names) const;
     // Whether there is a record, without reading it.
     [[nodiscard]] bool has_interface(std::string_view name) const;
     Result<void> save_interface(const InterfaceRecord& r);

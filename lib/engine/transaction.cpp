@@ -243,17 +243,20 @@ std::vector<std::string> sysctl_names(const std::vector<Write>& writes) {
     return out;
 }
 
-const NicState* find_nic(const std::vector<NicState>& nics, int ifindex) {
-    for (const auto& n : nics)
-        if (n.id.ifindex == ifindex) return &n;
-    return nullptr;
-}
-
 // Re-reads what the writes touched and says, per write, whether the value
 // is now `value`. Interfaces that are gone count as restored (their settings
 // went with them).
 struct Reread {
     std::vector<NicState> nics;
+    std::unordered_map<int, std::size_t> by_ifindex;  // into nics
+    void add(NicState n) {
+        by_ifindex[n.id.ifindex] = nics.size();
+        nics.push_back(std::move(n));
+    }
+    [[nodiscard]] const NicState* find(int ifindex) const {
+        auto it = by_ifindex.find(ifindex);
+        return it == by_ifindex.end() ? nullptr : &nics[it->second];
+    }
     std::optional<SystemState> sys;
     // The interfaces could not be read again (not: one of them is gone).
     std::optional<Error> nics_error;
@@ -261,21 +264,36 @@ struct Reread {
 
 Reread reread(Backend& be, const std::vector<Write>& writes) {
     Reread out;
-    std::vector<std::string> names;
-    std::unordered_set<std::string_view> seen;
-    for (const auto& w : writes)
-        if (w.nic && seen.insert(w.nic->name).second) names.push_back(w.nic->name);
-    // One read for all (dumps when there are many), one by one when that
-    // fails; only the families the writes touched, and no driver identity.
-    ReadRequest req{names, true};
-    req.sections = 0;
-    req.identity = false;
-    for (const auto& w : writes)
-        if (w.nic) req.sections |= ReadRequest::bit(w.id.section);
-    if (auto all = read_present(be, req))
-        out.nics = std::move(*all);
-    else
-        out.nics_error = std::move(all.error());
+    // Per interface, the families the writes touched.
+    std::vector<Backend::ObserveRequest> wanted;
+    std::unordered_map<int, std::size_t> at;
+    for (const auto& w : writes) {
+        if (!w.nic) continue;
+        auto [it, fresh] = at.try_emplace(w.nic->ifindex, wanted.size());
+        if (fresh) wanted.push_back({*w.nic, 0});
+        wanted[it->second].sections |= ReadRequest::bit(w.id.section);
+    }
+    // What the kernel's change notifications already said (when the backend
+    // observes them)...
+    auto seen = be.observed(wanted);
+    for (auto& n : seen.nics)
+        out.add(std::move(n));
+    // ...and one read for the rest (dumps when there are many, one by one
+    // when that fails); only the families the writes touched, and no driver
+    // identity.
+    if (!seen.missing.empty()) {
+        ReadRequest req{std::move(seen.missing), true};
+        req.sections = 0;
+        req.identity = false;
+        for (const auto& w : wanted)
+            req.sections |= w.sections;
+        if (auto all = read_present(be, req)) {
+            for (auto& n : *all)
+                out.add(std::move(n));
+        } else {
+            out.nics_error = std::move(all.error());
+        }
+    }
     auto names_sys = sysctl_names(writes);
     const bool tuned = std::any_of(writes.begin(), writes.end(),
                                    [](const Write& w) { return w.id.section == Section::Tuned; });
@@ -286,16 +304,30 @@ Reread reread(Backend& be, const std::vector<Write>& writes) {
     return out;
 }
 
+// Observes the kernel's change notifications for as long as it lives
+// (Backend::observe_changes).
+class Observing {
+  public:
+    explicit Observing(Backend& be) : be_(be) { be_.observe_changes(true); }
+    ~Observing() { be_.observe_changes(false); }
+    Observing(const Observing&) = delete;
+    Observing& operator=(const Observing&) = delete;
+
+  private:
+    Backend& be_;
+};
+
 // Writes `writes` (restoring values) and verifies them.
 std::vector<RestoreResult> restore(Backend& be, const std::vector<Write>& writes) {
     std::vector<RestoreResult> out;
+    Observing observing(be);
     // A restore goes on after a failure: every value it can put back, it must.
     auto errors = execute(be, writes, false).errors;
     auto again = reread(be, writes);
     for (std::size_t i = 0; i < writes.size(); ++i) {
         const auto& w = writes[i];
         RestoreResult r{w.nic ? w.nic->name : "", w.id.path(), w.value, true, ""};
-        const NicState* nic = w.nic ? find_nic(again.nics, w.nic->ifindex) : nullptr;
+        const NicState* nic = w.nic ? again.find(w.nic->ifindex) : nullptr;
         if (w.nic && !nic && again.nics_error) {
             // Unverified is not restored: the saved originals must stay.
             r.ok = false;
@@ -393,10 +425,10 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     // A transaction on these interfaces that died left its journal: its
     // records (and originals) go into the interface files before we read them.
     {
-        std::vector<std::string> names;
+        std::vector<std::string> locked;
         for (const auto& ip : plan.interfaces)
-            names.push_back(ip.id.name);
-        if (auto ok = store.replay_journals(names); !ok) {
+            locked.push_back(ip.id.name);
+        if (auto ok = store.replay_journals(locked); !ok) {
             res.result = TxResult::Refused;
             res.error = ok.error();
             res.error->message += "; nothing was changed";
@@ -443,19 +475,24 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
 
     // Save the originals before the first change.
     std::vector<InterfaceRecord> records;
+    std::vector<std::string> names;
+    names.reserve(plan.interfaces.size());
+    for (const auto& ip : plan.interfaces)
+        names.push_back(ip.id.name);
+    auto saved = store.load_interfaces(names);
+    if (!saved) {
+        res.result = TxResult::Refused;
+        res.error = saved.error();
+        res.error->message += "; nothing was changed";
+        return res;
+    }
     for (std::size_t i = 0; i < plan.interfaces.size(); ++i) {
         const auto& ip = plan.interfaces[i];
-        auto prev = store.load_interface(ip.id.name);
-        if (!prev) {
-            res.result = TxResult::Refused;
-            res.error = prev.error();
-            res.error->message += "; nothing was changed";
-            return res;
-        }
-        InterfaceRecord rec = prev->value_or(InterfaceRecord{});
+        std::optional<InterfaceRecord>& prev = (*saved)[i];
+        InterfaceRecord rec = prev ? std::move(*prev) : InterfaceRecord{};
         // A record of another device under the same name (renamed, replaced)
         // holds no originals of this one.
-        if (prev->has_value() && (*prev)->mac != ip.id.mac) rec = InterfaceRecord{};
+        if (prev && rec.mac != ip.id.mac) rec = InterfaceRecord{};
         rec.name = ip.id.name;
         rec.ifindex = ip.id.ifindex;
         rec.mac = ip.id.mac;
@@ -512,7 +549,9 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         return refuse(ok.error());
     }
 
-    // Apply: one message per interface and section, in plan order.
+    // Apply: one message per interface and section, in plan order. The
+    // kernel's notifications of these changes verify them (see reread).
+    Observing observing(be);
     auto run = execute(be, writes, !opts.keep_going, opts.before_change);
     bool failed = false;
     for (std::size_t i = 0; i < writes.size(); ++i) {
@@ -532,8 +571,7 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             if (!run.attempted[i]) continue;
             auto& sr = step_result(refs[i]);
             if (sr.outcome == Outcome::Failed) continue;
-            const NicState* nic =
-                writes[i].nic ? find_nic(after.nics, writes[i].nic->ifindex) : nullptr;
+            const NicState* nic = writes[i].nic ? after.find(writes[i].nic->ifindex) : nullptr;
             if (writes[i].nic && !nic) {
                 sr.outcome = Outcome::Failed;
                 sr.error = after.nics_error ? *after.nics_error
@@ -574,12 +612,12 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         for (std::size_t i = 0; i < res.interfaces.size(); ++i) {
             for (auto& sr : res.interfaces[i].steps) {
                 if (sr.step.kind != StepKind::Covered) continue;
-                const NicState* nic = find_nic(after.nics, plan.interfaces[i].id.ifindex);
+                const NicState* nic = after.find(plan.interfaces[i].id.ifindex);
                 if (!nic) {
                     auto fresh =
                         be.read_interfaces(ReadRequest{{plan.interfaces[i].id.name}, true});
-                    if (fresh && !fresh->empty()) after.nics.push_back(std::move(fresh->front()));
-                    nic = find_nic(after.nics, plan.interfaces[i].id.ifindex);
+                    if (fresh && !fresh->empty()) after.add(std::move(fresh->front()));
+                    nic = after.find(plan.interfaces[i].id.ifindex);
                 }
                 sr.actual = value_in(sr.step.setting, nic, nullptr);
                 sr.outcome = sr.actual == sr.step.target ? Outcome::Translated : Outcome::Failed;

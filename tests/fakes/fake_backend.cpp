@@ -77,7 +77,9 @@ Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
                                          "cannot modify an unsupported parameter"});
         if (std::find(ignored_.begin(), ignored_.end(), k) != ignored_.end()) continue;
         auto a = adjust_.find(k);
-        n->values.set(k, a != adjust_.end() ? a->second(v) : v);
+        const uint64_t now = a != adjust_.end() ? a->second(v) : v;
+        if (n->values.get(k) != now) notify(ref.ifindex, ReadRequest::bit(section));
+        n->values.set(k, now);
     }
     return {};
 }
@@ -92,6 +94,8 @@ Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
         auto& fs = *n->features;
         if (fs.is_fixed(i)) continue;  // the kernel leaves fixed features alone
         const uint32_t bit = 1U << (i % 32);
+        if (fs.is_active(i) != on || fs.is_wanted(i) != on)
+            notify(ref.ifindex, ReadRequest::bit(Section::Features));
         if (on) {
             fs.active[i / 32] |= bit;
             fs.wanted[i / 32] |= bit;
@@ -119,6 +123,33 @@ Result<void> FakeBackend::set_tuned_profile(const std::string& profile) {
         return fail(Errc::Unsupported, "tuned", "tuned is not running");
     system.tuned.active_profile = profile;
     return {};
+}
+
+void FakeBackend::notify(int ifindex, uint32_t section_bit) {
+    if (observing_) notified_[ifindex] |= section_bit;
+}
+
+bool FakeBackend::observe_changes(bool on) {
+    observing_ = notifies && on;
+    if (!observing_) notified_.clear();
+    return observing_;
+}
+
+Backend::Observed FakeBackend::observed(std::span<const ObserveRequest> wanted) {
+    ++observed_calls;
+    Observed out;
+    for (const auto& w : wanted) {
+        auto it = notified_.find(w.nic.ifindex);
+        const NicState* n = by_index(w.nic.ifindex);
+        if (!observing_ || !n || it == notified_.end() || (it->second & w.sections) != w.sections) {
+            out.missing.push_back(w.nic.name);
+            continue;
+        }
+        NicState st = *n;
+        st.id.driver.reset();
+        out.nics.push_back(std::move(st));
+    }
+    return out;
 }
 
 }  // namespace nictune::test

@@ -46,6 +46,12 @@ class FakeBackend : public Backend {
     // The interface disappears at the n-th SET.
     void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
 
+    // Change notifications, as the kernel sends them: with `notifies` set,
+    // observe_changes() works and a SET that changed something marks its
+    // interface and family as notified (one that changed nothing does not).
+    bool notifies = false;
+    std::size_t observed_calls = 0;
+
     NicState* nic(const std::string& name);
 
     Result<std::vector<NicState>> read_interfaces(const ReadRequest& req) override;
@@ -56,8 +62,13 @@ class FakeBackend : public Backend {
                               std::span<const std::pair<std::size_t, bool>> bits) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
+    bool observe_changes(bool on) override;
+    Observed observed(std::span<const ObserveRequest> wanted) override;
 
   private:
+    void notify(int ifindex, uint32_t section_bit);
+    bool observing_ = false;
+    std::map<int, uint32_t> notified_;  // ifindex -> ReadRequest::bit()s
     Result<void> before_set(const std::string& what);
     NicState* by_index(int ifindex);
     int set_calls_ = 0;

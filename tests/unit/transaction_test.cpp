@@ -150,6 +150,54 @@ TEST_F(TransactionTest, AppliesOnlyWhatDiffersOneMessagePerSection) {
     EXPECT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 4096U);
 }
 
+// With the kernel's change notifications, the changes they report are
+// verified without reading the interfaces again; a family they did not
+// report is read, and a value the driver ignored is caught either way.
+TEST_F(TransactionTest, VerifiesFromChangeNotificationsAndReadsOnlyWhatWasNotNotified) {
+    be.notifies = true;
+    StateStore store(dir_);
+    auto p = profile_of("p", "[link]\nmtu = 9000\n[rings]\nrx = 4096\ntx = 4096\n");
+    auto plan = plan_for(p, {"p4p1", "p4p2"});
+    std::size_t reads = be.read_calls;
+    auto r = apply_plan(be, store, plan, {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    EXPECT_EQ(be.read_calls, reads) << "every change was notified: nothing read";
+    EXPECT_EQ(be.observed_calls, 1U);
+    EXPECT_EQ(step(r, "link.mtu").actual, Scalar{uint64_t{9000}});
+    EXPECT_EQ(step(r, "rings.rx").outcome, Outcome::Applied);
+    ASSERT_EQ(rollback_interfaces(be, store, {"p4p1", "p4p2"}).size(), 2U);
+    expect_back_to_initial();
+
+    // rings.tx changes (the family is notified) but rx is ignored: the
+    // notified state says so, still without a read.
+    be.ignore(Key::RingsRx);
+    plan = plan_for(p, {"p4p1"});
+    reads = be.read_calls;
+    r = apply_plan(be, store, plan, {});
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    EXPECT_EQ(step(r, "rings.rx").outcome, Outcome::Failed);
+    EXPECT_EQ(be.read_calls, reads);
+
+    // The MTU ignored: the link family is never notified, so p4p1 is read.
+    be = test::FakeBackend{};
+    be.nics = initial_nics;
+    be.system = initial_system;
+    be.notifies = true;
+    be.ignore(Key::LinkMtu);
+    plan = plan_for(profile_of("m", "[link]\nmtu = 9000\n"), {"p4p1"});
+    reads = be.read_calls;
+    r = apply_plan(be, store, plan, {});
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    EXPECT_EQ(step(r, "link.mtu").outcome, Outcome::Failed);
+    // One read to verify the apply, one to verify its undo (which, the MTU
+    // being ignored, changed nothing either): p4p1's link alone.
+    ASSERT_EQ(be.read_calls, reads + 2);
+    for (std::size_t i = reads; i < be.read_calls; ++i) {
+        EXPECT_EQ(be.requests[i].names, std::vector<std::string>{"p4p1"});
+        EXPECT_EQ(be.requests[i].sections, ReadRequest::bit(Section::Link));
+    }
+}
+
 TEST_F(TransactionTest, SavesOriginalsAndVerifiesEveryStep) {
     StateStore store(dir_);
     auto r = apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"}), {});

@@ -1,0 +1,138 @@
+// NetlinkBackend::observe_changes/observed: verification from the kernel's
+// change notifications instead of a second read. On a veth pair in a
+// namespace the test creates; `ip` and a read through the backend are the
+// oracles for what the notifications said.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/netlink_backend.hpp"
+#include "support/netns.hpp"
+#include "support/oracles.hpp"
+
+namespace nictune::test {
+namespace {
+
+constexpr uint32_t kLink = ReadRequest::bit(Section::Link);
+constexpr uint32_t kChannels = ReadRequest::bit(Section::Channels);
+constexpr uint32_t kFeatures = ReadRequest::bit(Section::Features);
+
+class Observe : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ns_ = TestNetns::create(&why_);
+        if (!ns_) GTEST_SKIP() << why_;
+        auto r = ns_->exec(
+            "ip link add name nt0 type veth peer name nt1 && ip link set nt0 up && "
+            "ip link set nt1 up && ethtool -L nt0 rx 1 tx 1 && ethtool -K nt0 gro off");
+        ASSERT_EQ(r.status, 0) << r.err;
+    }
+
+    int ifindex(const std::string& dev) const {
+        return parse_json(ns_->exec("ip -j link show " + dev).out).at(0).at("ifindex");
+    }
+
+    std::string why_;
+    std::unique_ptr<TestNetns> ns_;
+};
+
+// The MTU, channels and a feature set while observing come back from the
+// notifications alone, equal to what a read and `ip` say.
+TEST_F(Observe, ChangesComeBackFromTheNotificationsEqualToARead) {
+    const int idx = ifindex("nt0");
+    ns_->run_inside([&] {
+        auto be = NetlinkBackend::open();
+        ASSERT_TRUE(be) << be.error().str();
+        auto names = (*be)->kernel_feature_names();
+        ASSERT_TRUE(names) << names.error().str();
+        const auto& all = **names;
+        const auto at = std::find(all.begin(), all.end(), "rx-gro");
+        ASSERT_NE(at, all.end());
+        const std::optional<std::size_t> gro = static_cast<std::size_t>(at - all.begin());
+        ASSERT_TRUE((*be)->observe_changes(true));
+        NicRef nic{idx, "nt0"};
+        std::vector<DeviceChange> link{{nic, Section::Link, {{Key::LinkMtu, 4000}}}};
+        std::vector<DeviceChange> channels{{nic, Section::Channels, {{Key::ChanRx, 2}}}};
+        std::vector<FeatureChange> features(1);
+        features[0].nic = nic;
+        features[0].nbits = static_cast<uint32_t>(all.size());
+        features[0].bits = {{*gro, true}};
+        for (auto& r : (*be)->set_devices(link))
+            ASSERT_TRUE(r) << r.error().str();
+        for (auto& r : (*be)->set_devices(channels))
+            ASSERT_TRUE(r) << r.error().str();
+        for (auto& r : (*be)->set_features_many(features))
+            ASSERT_TRUE(r) << r.error().str();
+
+        std::vector<Backend::ObserveRequest> wanted{{nic, kLink | kChannels | kFeatures}};
+        auto seen = (*be)->observed(wanted);
+        EXPECT_TRUE(seen.missing.empty());
+        ASSERT_EQ(seen.nics.size(), 1U);
+        const NicState& st = seen.nics.front();
+        EXPECT_EQ(st.id.ifindex, idx);
+        EXPECT_EQ(st.id.name, "nt0");
+
+        ReadRequest req{{"nt0"}, true};
+        req.identity = false;
+        auto read = (*be)->read_interfaces(req);
+        ASSERT_TRUE(read && read->size() == 1U);
+        const NicState& truth = read->front();
+        EXPECT_EQ(st.values.get(Key::LinkMtu), std::optional<uint64_t>(4000));
+        EXPECT_EQ(st.values.get(Key::LinkMtu), truth.values.get(Key::LinkMtu));
+        EXPECT_EQ(st.values.get(Key::ChanRx), std::optional<uint64_t>(2));
+        EXPECT_EQ(st.values.get(Key::ChanRx), truth.values.get(Key::ChanRx));
+        EXPECT_EQ(st.values.get(Key::ChanTx), truth.values.get(Key::ChanTx));
+        ASSERT_TRUE(st.features && truth.features);
+        EXPECT_TRUE(st.features->is_active(*gro));
+        EXPECT_EQ(st.features->active, truth.features->active);
+        EXPECT_EQ(st.features->wanted, truth.features->wanted);
+        (*be)->observe_changes(false);
+    });
+    EXPECT_EQ(parse_json(ns_->exec("ip -j link show nt0").out).at(0).at("mtu"), 4000);
+}
+
+// A family nothing was notified for is "missing" (to be read), as is every
+// interface when the backend is not observing; a change made by another
+// process while observing is the newest state; a deleted interface is
+// missing.
+TEST_F(Observe, WhatWasNotNotifiedIsMissing) {
+    const int idx = ifindex("nt0");
+    const int peer = ifindex("nt1");
+    ns_->run_inside([&] {
+        auto be = NetlinkBackend::open();
+        ASSERT_TRUE(be) << be.error().str();
+        NicRef nic{idx, "nt0"};
+        std::vector<Backend::ObserveRequest> link_only{{nic, kLink}};
+        EXPECT_EQ((*be)->observed(link_only).missing, std::vector<std::string>{"nt0"})
+            << "not observing: everything is read";
+
+        ASSERT_TRUE((*be)->observe_changes(true));
+        // The MTU it already has: the kernel changes and says nothing.
+        std::vector<DeviceChange> same{{nic, Section::Link, {{Key::LinkMtu, 1500}}}};
+        for (auto& r : (*be)->set_devices(same))
+            ASSERT_TRUE(r) << r.error().str();
+        EXPECT_EQ((*be)->observed(link_only).missing, std::vector<std::string>{"nt0"});
+
+        ASSERT_EQ(ns_->exec("ip link set nt0 mtu 1400").status, 0);
+        auto seen = (*be)->observed(link_only);
+        ASSERT_EQ(seen.nics.size(), 1U);
+        EXPECT_EQ(seen.nics.front().values.get(Key::LinkMtu), std::optional<uint64_t>(1400));
+        std::vector<Backend::ObserveRequest> with_channels{{nic, kLink | kChannels}};
+        EXPECT_EQ((*be)->observed(with_channels).missing, std::vector<std::string>{"nt0"})
+            << "the MTU was notified, the channels were not";
+
+        ASSERT_EQ(ns_->exec("ip link set nt1 mtu 1300 && ip link del nt1").status, 0);
+        std::vector<Backend::ObserveRequest> gone{{NicRef{peer, "nt1"}, kLink}};
+        EXPECT_EQ((*be)->observed(gone).missing, std::vector<std::string>{"nt1"});
+        (*be)->observe_changes(false);
+        EXPECT_EQ((*be)->observed(link_only).missing, std::vector<std::string>{"nt0"})
+            << "stopped: forgotten";
+    });
+}
+
+}  // namespace
+}  // namespace nictune::test
