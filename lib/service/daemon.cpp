@@ -35,17 +35,35 @@ uint64_t now_usec() {
 }
 
 // The interface an ethtool notification is about, or 0.
-int ntf_ifindex(const nlmsghdr* nlh) {
-    if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return 0;
+// An ethtool notification to the watcher, with the state it carries (the
+// drift check compares that instead of reading the interface again).
+void notified(Watcher& watcher, const nlmsghdr* nlh,
+              const std::shared_ptr<const FeatureNames>& feature_names) {
+    if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return;
     const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
     auto section = ethnl::section_of_kernel_msg(g->cmd);
-    if (!section) return 0;
+    if (!section) return;
     if (*section == Section::Features) {
         auto r = ethnl::decode_features(nlh);
-        return r ? r->ifindex : 0;
+        if (!r || !r->ifindex) return;
+        if (!feature_names) {
+            watcher.device_changed(r->ifindex);
+            return;
+        }
+        FeatureSet fs;
+        fs.names = feature_names;
+        fs.hw = std::move(r->hw);
+        fs.wanted = std::move(r->wanted);
+        fs.active = std::move(r->active);
+        fs.nochange = std::move(r->nochange);
+        watcher.features_notified(r->ifindex, std::move(fs));
+        return;
     }
     auto r = ethnl::decode_settings(*section, nlh);
-    return r ? r->ifindex : 0;
+    if (!r || !r->ifindex) return;
+    // LINKMODES is read-only (no baseline holds it): nothing to compare.
+    if (*section == Section::Link) return;
+    watcher.device_notified(r->ifindex, *section, r->values);
 }
 
 struct Loaded {
@@ -115,6 +133,7 @@ int run_daemon(const DaemonOptions& opts) {
     }
     auto names = (*backend)->kernel_feature_names();
     const FeatureNames* runtime_names = names ? names->get() : nullptr;
+    const std::shared_ptr<const FeatureNames> feature_names = names ? *names : nullptr;
     const std::filesystem::path state_dir =
         opts.state_dir ? *opts.state_dir
                        : (first_cfg.state_dir ? std::filesystem::path(*first_cfg.state_dir)
@@ -283,13 +302,13 @@ int run_daemon(const DaemonOptions& opts) {
         bool resync = false;
         if (fds[1].revents & POLLIN) {
             auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
-                watcher.link_event(l.ifindex, l.name, deleted);
+                watcher.link_event(l.ifindex, l.name, deleted, &l.values);
             });
             if (!r && r.error().sys_errno == ENOBUFS) resync = true;
         }
         if (fds[2].revents & POLLIN) {
             auto r = (*monitor)->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
-                if (int idx = ntf_ifindex(nlh)) watcher.device_changed(idx);
+                notified(watcher, nlh, feature_names);
                 return {};
             });
             if (!r && r.error().sys_errno == ENOBUFS) resync = true;

@@ -118,6 +118,8 @@ void Watcher::apply_all(const std::string& reason) {
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
     dirty_.clear();
+    notified_.clear();
+    must_read_.clear();
     appeared_.clear();
     apply_bindings(std::move(bound), reason);
 }
@@ -246,13 +248,16 @@ Result<std::vector<NicState>> Watcher::read_new(
     return manager_.backend().read_interfaces(req);
 }
 
-void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
+void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
+                         const DeviceValues* link) {
     if (deleted) {
         if (auto it = tracked_.find(ifindex); it != tracked_.end()) {
             log(Level::Info, "interface removed", {it->second.name, it->second.profile, "", ""});
             tracked_.erase(it);
         }
         dirty_.erase(ifindex);
+        notified_.erase(ifindex);
+        must_read_.erase(ifindex);
         appeared_.erase(ifindex);
         return;
     }
@@ -273,6 +278,15 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted) {
         }
     }
     dirty_.insert(ifindex);
+    if (!link) {
+        must_read_.insert(ifindex);
+        return;
+    }
+    Notified& n = notified_[ifindex];
+    for (const auto& k : device_keys())
+        if (k.section == Section::Link)
+            if (auto v = link->get(k.key)) n.state.values.set(k.key, *v);
+    n.sections |= ReadRequest::bit(Section::Link);
 }
 
 void Watcher::follow_rename(Tracked& t, const std::string& name) {
@@ -293,7 +307,27 @@ void Watcher::follow_rename(Tracked& t, const std::string& name) {
 }
 
 void Watcher::device_changed(int ifindex) {
-    if (tracked_.contains(ifindex)) dirty_.insert(ifindex);
+    if (!tracked_.contains(ifindex)) return;
+    dirty_.insert(ifindex);
+    must_read_.insert(ifindex);
+}
+
+void Watcher::device_notified(int ifindex, Section section, const DeviceValues& values) {
+    if (!tracked_.contains(ifindex)) return;
+    dirty_.insert(ifindex);
+    Notified& n = notified_[ifindex];
+    for (const auto& k : device_keys())
+        if (k.section == section)
+            if (auto v = values.get(k.key)) n.state.values.set(k.key, *v);
+    n.sections |= ReadRequest::bit(section);
+}
+
+void Watcher::features_notified(int ifindex, FeatureSet features) {
+    if (!tracked_.contains(ifindex)) return;
+    dirty_.insert(ifindex);
+    Notified& n = notified_[ifindex];
+    n.state.features = std::move(features);
+    n.sections |= ReadRequest::bit(Section::Features);
 }
 
 void Watcher::resync() {
@@ -330,23 +364,31 @@ void Watcher::resync() {
                     continue;
                 }
             }
+            // Lost notifications: what they said is unknown, read it.
             dirty_.insert(st.id.ifindex);
+            must_read_.insert(st.id.ifindex);
         }
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
     std::erase_if(dirty_, [&](int i) { return !present.contains(i); });
+    notified_.clear();
     apply_bindings(std::move(fresh), "hotplug");
 }
 
-void Watcher::check_drift(Tracked& t, const NicState& nic) {
+void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
+    const auto checked = [&](const std::string& key) {
+        auto id = SettingId::parse(key);
+        return id && (sections & ReadRequest::bit(id->section)) != 0;
+    };
     std::vector<std::pair<std::string, Scalar>> changed;
     for (const auto& [key, want] : t.baseline) {
+        if (!checked(key)) continue;
         auto id = SettingId::parse(key);
-        if (!id) continue;
         Scalar actual = value_in(*id, &nic, nullptr);
         if (actual != want) changed.emplace_back(key, actual);
     }
-    t.drifted.clear();
+    // Keys of families not checked keep what the last check said.
+    std::erase_if(t.drifted, checked);
     if (changed.empty()) return;
     const bool enforce = t.binding && t.binding->enforce && !t.enforcement_suspended;
     for (const auto& [key, actual] : changed) {
@@ -387,11 +429,17 @@ void Watcher::process() {
 }
 
 // Every notification about a tracked interface leads here, including those
-// nictune's own SETs cause (hundreds after a burst): one read for all of
-// them, of the families their baselines hold, without driver identity.
+// nictune's own SETs cause (hundreds after a burst). What a notification
+// carried is compared as it is; the rest (changes whose content is unknown)
+// is read in one request for all, of the families their baselines hold,
+// without driver identity.
 void Watcher::check_dirty() {
     auto dirty = std::move(dirty_);
     dirty_.clear();
+    auto notified = std::move(notified_);
+    notified_.clear();
+    auto must_read = std::move(must_read_);
+    must_read_.clear();
     ReadRequest req{{}, true};
     req.sections = 0;
     req.identity = false;
@@ -399,6 +447,13 @@ void Watcher::check_dirty() {
     for (int idx : dirty) {
         auto it = tracked_.find(idx);
         if (it == tracked_.end() || it->second.baseline.empty()) continue;
+        // The notifications carried the new state: compare it, no read.
+        // (A check can enforce, which may add to notified_ and dirty_ for
+        // the next round; `it` stays valid.)
+        if (auto n = notified.find(idx); n != notified.end() && !must_read.contains(idx)) {
+            check_drift(it->second, n->second.state, n->second.sections);
+            continue;
+        }
         checked.push_back(idx);
         req.names.push_back(it->second.name);
         for (const auto& [key, value] : it->second.baseline)

@@ -72,9 +72,17 @@ class Watcher {
     // A link appeared, changed or was renamed (deleted = RTM_DELLINK). A new
     // link is only noted: process() reads and tunes every link that appeared
     // since the last call together.
-    void link_event(int ifindex, const std::string& name, bool deleted);
-    // Something about this interface changed (ethtool notification).
+    // `link`: the link's [link] values the RTM_NEWLINK carried, which the
+    // drift check then uses instead of reading the link again.
+    void link_event(int ifindex, const std::string& name, bool deleted,
+                    const DeviceValues* link = nullptr);
+    // Something about this interface changed (ethtool notification) and the
+    // notification's content is unknown: the drift check reads it.
     void device_changed(int ifindex);
+    // An ethtool notification with the family's new state (values of
+    // `section`, or the features): the drift check compares it, no read.
+    void device_notified(int ifindex, Section section, const DeviceValues& values);
+    void features_notified(int ifindex, FeatureSet features);
     // Netlink dropped notifications: forget what we knew, re-read everything.
     void resync();
     // Handles what the events above noted: new links (one read, one
@@ -114,7 +122,9 @@ class Watcher {
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
     // Reads the interfaces noted in dirty_ and checks each for drift.
     void check_dirty();
-    void check_drift(Tracked& t, const NicState& now);
+    // Compares the baseline keys of `sections` (ReadRequest::bit()s).
+    void check_drift(Tracked& t, const NicState& now,
+                     uint32_t sections = ReadRequest::kAllSections);
     // Reads one chunk of appeared_ (ifindex, name).
     Result<std::vector<NicState>> read_new(std::span<const std::pair<int, std::string>> chunk);
     // The tracked interface is now called `name`; its saved originals move.
@@ -129,6 +139,16 @@ class Watcher {
     uint32_t read_sections_ = ReadRequest::kAllSections;
     std::map<int, Tracked> tracked_;
     std::set<int> dirty_;
+    // What the notifications since the last drift check said, per dirty
+    // interface: the families notified and their state. A family nobody
+    // notified did not change. Interfaces in must_read_ (a change whose
+    // content is unknown) are read instead.
+    struct Notified {
+        NicState state;
+        uint32_t sections = 0;
+    };
+    std::map<int, Notified> notified_;
+    std::set<int> must_read_;
     std::map<int, std::string> appeared_;  // new links not read yet: ifindex -> name
     int read_retries_ = 0;                 // failed reads of appeared_ in a row
     bool resync_again_ = false;            // the last resync could not read

@@ -299,6 +299,48 @@ TEST_F(WatcherTest, NotificationsAboutManyInterfacesAreCheckedWithOneNarrowRead)
     EXPECT_EQ(events[0].detail, "link.mtu=1500");
 }
 
+// What a notification carries is compared as it is: the drift check reads
+// nothing. A family the notification did not carry keeps what the last
+// check said about it.
+TEST_F(WatcherTest, NotifiedStateIsComparedWithoutARead) {
+    bind("p4p*", false, "[link]\nmtu = 9000\n[rings]\nrx = 4096\n");
+    watcher->apply_all("boot");
+    events.clear();
+    const auto first = be.requests.size();
+    // nictune's own changes, notified: no drift, no read.
+    DeviceValues link;
+    link.set(Key::LinkMtu, 9000);
+    watcher->link_event(4, "p4p1", false, &link);
+    DeviceValues rings;
+    rings.set(Key::RingsRx, 4096);
+    watcher->device_notified(4, Section::Rings, rings);
+    watcher->process();
+    EXPECT_EQ(be.requests.size(), first);
+    EXPECT_TRUE(events.empty());
+
+    // Someone sets the rings back: the notification says so.
+    be.nic("p4p1")->values.set(Key::RingsRx, 512);
+    rings.set(Key::RingsRx, 512);
+    watcher->device_notified(4, Section::Rings, rings);
+    watcher->process();
+    EXPECT_EQ(be.requests.size(), first) << "the notification said it all";
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].detail, "rings.rx=512");
+    EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"rings.rx"});
+
+    // A later MTU notification (in line) does not clear the rings' drift.
+    watcher->link_event(4, "p4p1", false, &link);
+    watcher->process();
+    EXPECT_EQ(be.requests.size(), first);
+    EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"rings.rx"});
+
+    // Without content (an unknown change) the interface is read.
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(be.requests.size(), first + 1);
+    EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"rings.rx"});
+}
+
 TEST_F(WatcherTest, EnforcementPlansFromAFullRead) {
     bind("p4p*", true);
     watcher->apply_all("boot");
