@@ -425,12 +425,16 @@ def scenario_apply(ctx, n, pdir, state_dir):
                          "ethtool -L {} rx 1 tx 1".format(name),
                          f"ethtool -K {name} gro off tso on"]
     baseline = ["@phase apply"] + loop_apply + ["@phase rollback"] + loop_restore
+    # The floor: one read of what the changes need, then the SETs, pipelined
+    # per family (bench/floor.cpp --set; RX/TX 0 = the maxima).
+    floor = ["@phase apply", f"{ctx.bin('nictune_bench_floor')} --set {MTU} 0 0 on off",
+             "@phase rollback", f"{ctx.bin('nictune_bench_floor')} --set 1500 1 1 off on"]
 
     # Both do the job: check the first and last interface after apply and after restore.
     probe = [names[0], names[-1]]
     before = device_state(ctx, probe)
     checks = {}
-    for label, lines in (("nictune", nictune), ("ip/ethtool loop", baseline)):
+    for label, lines in (("nictune", nictune), ("ip/ethtool loop", baseline), ("floor", floor)):
         phase_cmds = {"apply": [], "rollback": []}
         cur = None
         for line in lines:
@@ -448,7 +452,8 @@ def scenario_apply(ctx, n, pdir, state_dir):
         checks[label] = {"applied": ok_apply, "restored": after == before}
         if not ok_apply or after != before:
             log(f"apply check failed for {label}: applied={ok_apply} restored={after == before}")
-    res, reps = time_variants(ctx, {"nictune": nictune, "ip/ethtool loop": baseline}, reps_for(ctx, n))
+    res, reps = time_variants(ctx, {"nictune": nictune, "ip/ethtool loop": baseline, "floor": floor},
+                              reps_for(ctx, n))
     return {"n": n, "reps": reps, "checks": checks, "baseline_processes": len(loop_apply) + len(loop_restore),
             "variants": res}
 
@@ -672,6 +677,21 @@ def report(results):
                 r2 = lr["median"] / nr["median"]
                 verdicts.append(("rollback N=512 vs the restore loop (no target; reported)", None, fmt_ratio(r2)))
         lines.append("")
+        if all("floor" in a["variants"] for a in apply):
+            lines.append("The apply floor (`nictune_bench_floor --set`, a whole process like the others): one link "
+                         "dump and one CHANNELS and FEATURES dump, then the SETs, pipelined per family; no saved "
+                         "originals, no verification, no report. It is what the kernel's work costs this machine.")
+            lines.append("")
+            lines.append("| N | floor apply | floor restore | loop / floor (apply) | nictune / floor (apply) |")
+            lines.append("|---|---|---|---|---|")
+            for a in apply:
+                v = a["variants"]
+                fa, fr = v["floor"]["phases"]["apply"], v["floor"]["phases"]["rollback"]
+                na, la = v["nictune"]["phases"]["apply"], v["ip/ethtool loop"]["phases"]["apply"]
+                lines.append(f"| {a['n']} | {fmt_ms(fa['median'])} ({spread(fa)}) | {fmt_ms(fr['median'])} "
+                             f"({spread(fr)}) | {fmt_ratio(la['median'] / fa['median'])} | "
+                             f"{na['median'] / fa['median']:.2f}x |")
+            lines.append("")
 
     d = results.get("daemon")
     if d:

@@ -75,6 +75,8 @@
 #include <thread>
 #include <vector>
 
+#include "floor_sets.hpp"
+
 extern char** environ;
 
 namespace {
@@ -215,36 +217,25 @@ class Rtnl {
 // saved originals, no verification, no D-Bus. A link is done when the ACKs
 // of its three SETs are in. Run with nictuned stopped, against the same
 // back-to-back creator: the latency no tuner can beat on this machine.
-// Calls f(attr) for each top-level attribute after `offset` bytes of header.
-template <class F>
-void each_attr(const nlmsghdr* nlh, std::size_t offset, F&& f) {
-    const auto* attr = static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(nlh, offset));
-    const char* tail = static_cast<const char*>(mnl_nlmsg_get_payload_tail(nlh));
-    int len = static_cast<int>(tail - reinterpret_cast<const char*>(attr));
-    while (mnl_attr_ok(attr, len)) {
-        f(attr);
-        len -= NLA_ALIGN(attr->nla_len);
-        attr = mnl_attr_next(attr);
-    }
-}
-
 class FloorTuner {
   public:
     FloorTuner(std::string prefix, uint32_t mtu)
-        : prefix_(std::move(prefix)), mtu_(mtu), buf_(new char[kBuf]) {
-        events_ = open(NETLINK_ROUTE, RTMGRP_LINK);
+        : prefix_(std::move(prefix)), sets_(&error_), buf_(new char[kBuf]) {
+        if (!error_.empty()) die("floor: " + error_);
+        values_.mtu = mtu;
+        values_.gro = true;
+        values_.tso = false;
+        events_ = mnl_socket_open(NETLINK_ROUTE);
+        if (events_ == nullptr || mnl_socket_bind(events_, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0)
+            die(std::string("floor: netlink socket: ") + std::strerror(errno));
         const int queue = 4 * 1024 * 1024;
         setsockopt(mnl_socket_get_fd(events_), SOL_SOCKET, SO_RCVBUFFORCE, &queue, sizeof queue);
-        rt_ = open(NETLINK_ROUTE, 0);
-        eth_ = open(NETLINK_GENERIC, 0);
-        family_ = ethtool_family();
         thread_ = std::thread([this] { run(); });
     }
     ~FloorTuner() {
         stop_ = true;
         if (thread_.joinable()) thread_.join();
-        for (auto* s : {events_, rt_, eth_})
-            mnl_socket_close(s);
+        mnl_socket_close(events_);
     }
     FloorTuner(const FloorTuner&) = delete;
     FloorTuner& operator=(const FloorTuner&) = delete;
@@ -267,184 +258,36 @@ class FloorTuner {
   private:
     static constexpr std::size_t kBuf = 256 * 1024;
 
-    static mnl_socket* open(int bus, unsigned groups) {
-        mnl_socket* s = mnl_socket_open(bus);
-        if (s == nullptr || mnl_socket_bind(s, groups, MNL_SOCKET_AUTOPID) < 0)
-            die(std::string("floor: netlink socket: ") + std::strerror(errno));
-        return s;
-    }
-
-    uint16_t ethtool_family() {
-        nlmsghdr* nlh = mnl_nlmsg_put_header(buf_.get());
-        nlh->nlmsg_type = GENL_ID_CTRL;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        nlh->nlmsg_seq = ++seq_;
-        auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
-        g->cmd = CTRL_CMD_GETFAMILY;
-        g->version = 1;
-        mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
-        if (mnl_socket_sendto(eth_, nlh, nlh->nlmsg_len) < 0) die("floor: ethtool family");
-        uint16_t id = 0;
-        for (;;) {
-            const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
-            if (n <= 0) die("floor: ethtool family");
-            int left = static_cast<int>(n);
-            for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
-                 h = mnl_nlmsg_next(h, &left)) {
-                if (h->nlmsg_type == NLMSG_ERROR) {
-                    if (id == 0) die("floor: no ethtool family");
-                    return id;
-                }
-                each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
-                    if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID) id = mnl_attr_get_u16(a);
-                });
-            }
-        }
-    }
-
-    // Appends one request to `win`; returns its sequence number.
-    uint32_t put(std::vector<char>& win, const std::function<void(nlmsghdr*)>& fill) {
-        alignas(nlmsghdr) char one[1024];
-        nlmsghdr* nlh = mnl_nlmsg_put_header(one);
-        nlh->nlmsg_seq = ++seq_;
-        fill(nlh);
-        win.insert(win.end(), one, one + NLMSG_ALIGN(nlh->nlmsg_len));
-        return nlh->nlmsg_seq;
-    }
-
-    // Sends the window and waits for every ACK; the count of errors.
-    int send_all(mnl_socket* s, const std::vector<char>& win, std::size_t count) {
-        if (count == 0) return 0;
-        if (mnl_socket_sendto(s, win.data(), win.size()) < 0) return static_cast<int>(count);
-        std::size_t acked = 0;
-        int errors = 0;
-        while (acked < count) {
-            const ssize_t n = mnl_socket_recvfrom(s, buf_.get(), kBuf);
-            if (n <= 0) return errors + static_cast<int>(count - acked);
-            int left = static_cast<int>(n);
-            for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
-                 h = mnl_nlmsg_next(h, &left)) {
-                if (h->nlmsg_type != NLMSG_ERROR) continue;
-                ++acked;
-                const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(h));
-                if (e->error != 0) ++errors;
-            }
-        }
-        return errors;
-    }
-
-    void ethtool_header(nlmsghdr* nlh, uint8_t cmd, int ifindex) {
-        nlh->nlmsg_type = family_;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
-        g->cmd = cmd;
-        g->version = ETHTOOL_GENL_VERSION;
-        nlattr* hdr = mnl_attr_nest_start(nlh, 1);  // ETHTOOL_A_*_HEADER
-        mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, static_cast<uint32_t>(ifindex));
-        mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_OMIT_REPLY);
-        mnl_attr_nest_end(nlh, hdr);
-    }
-
-    // The three SETs for every link of `batch`, one pipelined window per
-    // family (batches are at most a few hundred links).
-    // The channel maxima of one link ("max" in the profile), learnt once.
-    void learn_channels(int ifindex) {
-        std::vector<char> win;
-        put(win, [&](nlmsghdr* nlh) {
-            ethtool_header(nlh, ETHTOOL_MSG_CHANNELS_GET, ifindex);
-            nlh->nlmsg_flags = NLM_F_REQUEST;
-        });
-        if (mnl_socket_sendto(eth_, win.data(), win.size()) < 0) return;
-        const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
-        if (n <= 0) return;
-        int left = static_cast<int>(n);
-        for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
-             h = mnl_nlmsg_next(h, &left)) {
-            if (h->nlmsg_type != family_) continue;
-            each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
-                if (mnl_attr_get_type(a) == ETHTOOL_A_CHANNELS_RX_MAX) rx_ = mnl_attr_get_u32(a);
-                if (mnl_attr_get_type(a) == ETHTOOL_A_CHANNELS_TX_MAX) tx_ = mnl_attr_get_u32(a);
-            });
-        }
-    }
-
     void tune(const std::vector<std::pair<int, std::string>>& batch) {
-        if (rx_ == 0) learn_channels(batch.front().first);
-        std::vector<char> mtu, ch, ft;
-        for (const auto& [idx, name] : batch) {
-            put(mtu, [&](nlmsghdr* nlh) {
-                nlh->nlmsg_type = RTM_NEWLINK;
-                nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-                auto* ifi =
-                    static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
-                ifi->ifi_family = AF_UNSPEC;
-                ifi->ifi_index = idx;
-                mnl_attr_put_u32(nlh, IFLA_MTU, mtu_);
-            });
-            put(ch, [&](nlmsghdr* nlh) {
-                ethtool_header(nlh, ETHTOOL_MSG_CHANNELS_SET, idx);
-                mnl_attr_put_u32(nlh, ETHTOOL_A_CHANNELS_RX_COUNT, rx_);
-                mnl_attr_put_u32(nlh, ETHTOOL_A_CHANNELS_TX_COUNT, tx_);
-            });
-            put(ft, [&](nlmsghdr* nlh) {
-                ethtool_header(nlh, ETHTOOL_MSG_FEATURES_SET, idx);
-                // A verbose bitset without NOMASK: only the named bits change.
-                nlattr* wanted = mnl_attr_nest_start(nlh, ETHTOOL_A_FEATURES_WANTED);
-                nlattr* bits = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS);
-                for (const auto& [feature, on] :
-                     {std::pair{"rx-gro", true}, std::pair{"tx-tcp-segmentation", false}}) {
-                    nlattr* bit = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS_BIT);
-                    mnl_attr_put_strz(nlh, ETHTOOL_A_BITSET_BIT_NAME, feature);
-                    if (on) mnl_attr_put(nlh, ETHTOOL_A_BITSET_BIT_VALUE, 0, nullptr);
-                    mnl_attr_nest_end(nlh, bit);
-                }
-                mnl_attr_nest_end(nlh, bits);
-                mnl_attr_nest_end(nlh, wanted);
-            });
-        }
-        // Windows of at most 64 requests (each ACK takes receive buffer).
-        int errors = 0;
-        for (auto [sock, win] :
-             {std::pair{rt_, &mtu}, std::pair{eth_, &ch}, std::pair{eth_, &ft}}) {
-            std::size_t off = 0, count = 0;
-            std::vector<char> part;
-            const auto* base = win->data();
-            while (off < win->size()) {
-                const auto* h = reinterpret_cast<const nlmsghdr*>(base + off);
-                const std::size_t len = NLMSG_ALIGN(h->nlmsg_len);
-                part.insert(part.end(), base + off, base + off + len);
-                off += len;
-                if (++count == 64 || off == win->size()) {
-                    errors += send_all(sock, part, count);
-                    part.clear();
-                    count = 0;
-                }
-            }
-        }
+        // "max" channels: the maxima of the first link, learnt once.
+        if (values_.rx == 0) sets_.channel_max(batch.front().first, values_.rx, values_.tx);
+        std::vector<int> idx;
+        for (const auto& b : batch)
+            idx.push_back(b.first);
+        const int errors = sets_.send(idx, values_);
         const double t = now_ms();
         std::lock_guard g(m_);
-        for (const auto& [idx, name] : batch)
-            done_[name] = t;
+        for (const auto& b : batch)
+            done_[b.second] = t;
         failures_ += errors;
     }
 
     void run() {
         const int fd = mnl_socket_get_fd(events_);
-        std::vector<char> ev(kBuf);
         std::set<int> seen;
         while (!stop_) {
             pollfd p{fd, POLLIN, 0};
             if (poll(&p, 1, 50) <= 0) continue;
             std::vector<std::pair<int, std::string>> batch;
             for (;;) {
-                const ssize_t n = recv(fd, ev.data(), ev.size(), MSG_DONTWAIT);
+                const ssize_t n = recv(fd, buf_.get(), kBuf, MSG_DONTWAIT);
                 if (n <= 0) break;
                 int left = static_cast<int>(n);
-                for (auto* h = reinterpret_cast<const nlmsghdr*>(ev.data()); mnl_nlmsg_ok(h, left);
+                for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
                      h = mnl_nlmsg_next(h, &left)) {
                     if (h->nlmsg_type != RTM_NEWLINK) continue;
                     const auto* ifi = static_cast<const ifinfomsg*>(mnl_nlmsg_get_payload(h));
-                    each_attr(h, sizeof(ifinfomsg), [&](const nlattr* a) {
+                    bench::each_attr(h, sizeof(ifinfomsg), [&](const nlattr* a) {
                         if (mnl_attr_get_type(a) != IFLA_IFNAME) return;
                         std::string name = mnl_attr_get_str(a);
                         if (name.starts_with(prefix_) && seen.insert(ifi->ifi_index).second)
@@ -457,14 +300,11 @@ class FloorTuner {
     }
 
     std::string prefix_;
-    uint32_t mtu_;
-    uint32_t rx_ = 0, tx_ = 0;  // the channel maxima, learnt from the first link
+    std::string error_;
+    bench::SetSender sets_;
+    bench::SetValues values_;
     std::unique_ptr<char[]> buf_;
     mnl_socket* events_ = nullptr;
-    mnl_socket* rt_ = nullptr;
-    mnl_socket* eth_ = nullptr;
-    uint16_t family_ = 0;
-    uint32_t seq_ = 0;
     std::atomic<bool> stop_{false};
     std::mutex m_;
     std::map<std::string, double> done_;

@@ -8,6 +8,13 @@
 // to measure (`ip netns exec NS nictune_bench_floor`).
 //
 //   nictune_bench_floor [--repeat R] [--skip-stats]
+//   nictune_bench_floor --set MTU RX TX GRO TSO
+//
+// --set is the apply floor instead: one link dump and one CHANNELS and
+// FEATURES dump (what a transaction must read before it changes anything),
+// then the MTU, channels (RX/TX 0: the maxima) and features (rx-gro,
+// tx-tcp-segmentation: on|off) of every link but lo, pipelined per family
+// (floor_sets.hpp); no state, no verification, no report.
 //
 // R = 0: start-up only, no round. --skip-stats asks the link dump for no
 // statistics (IFLA_EXT_MASK RTEXT_FILTER_SKIP_STATS): nictune reads none, and
@@ -37,6 +44,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "floor_sets.hpp"
 
 namespace {
 
@@ -158,7 +167,9 @@ nlmsghdr* genl_request(Sock& s, uint16_t type, uint16_t flags, uint8_t cmd, uint
     return nlh;
 }
 
-Totals one_round(bool skip_stats) {
+// `for_apply`: only what a transaction that sets MTU, channels and features
+// must read first (the links, CHANNELS, FEATURES), no driver identity.
+Totals one_round(bool skip_stats, bool for_apply = false, std::vector<Link>* out = nullptr) {
     Totals t;
     std::vector<Link> links;
 
@@ -201,6 +212,8 @@ Totals one_round(bool skip_stats) {
     };
     for (std::size_t k = 0; k < std::size(kDumps); ++k) {
         const Dump& d = kDumps[k];
+        if (for_apply && d.cmd != ETHTOOL_MSG_CHANNELS_GET && d.cmd != ETHTOOL_MSG_FEATURES_GET)
+            continue;
         const double s0 = now_us();
         nlmsghdr* nlh =
             genl_request(gen, family, NLM_F_REQUEST | NLM_F_DUMP, d.cmd, ETHTOOL_GENL_VERSION);
@@ -212,6 +225,10 @@ Totals one_round(bool skip_stats) {
         t.part_us[1 + k] = now_us() - s0;
     }
 
+    if (for_apply) {
+        if (out != nullptr) *out = std::move(links);
+        return t;
+    }
     const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) die("socket");
     const double s0 = now_us();
@@ -230,6 +247,35 @@ Totals one_round(bool skip_stats) {
 
 }  // namespace
 
+namespace {
+
+// --set: the apply floor. One read of what the changes need, then the SETs
+// of every link but lo, pipelined per family (floor_sets.hpp).
+int apply_floor(const bench::SetValues& asked) {
+    const double t0 = now_us();
+    std::vector<Link> links;
+    one_round(true, true, &links);
+    std::vector<int> idx;
+    for (const Link& l : links)
+        if (l.name != "lo") idx.push_back(l.ifindex);
+    std::string error;
+    bench::SetSender sets(&error);
+    if (!error.empty()) die(error.c_str());
+    bench::SetValues v = asked;
+    if (!idx.empty() && (v.rx == 0 || v.tx == 0)) {
+        uint32_t rx = 0, tx = 0;
+        if (!sets.channel_max(idx.front(), rx, tx)) die("cannot read the channel maxima");
+        if (v.rx == 0) v.rx = rx;
+        if (v.tx == 0) v.tx = tx;
+    }
+    const int errors = sets.send(idx, v);
+    std::printf("{\"links\": %zu, \"set_errors\": %d, \"us\": %.1f}\n", idx.size(), errors,
+                now_us() - t0);
+    return errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     int repeat = 1;
     bool skip_stats = false;
@@ -239,8 +285,19 @@ int main(int argc, char** argv) {
             repeat = std::atoi(argv[++i]);
         } else if (a == "--skip-stats") {
             skip_stats = true;
+        } else if (a == "--set" && i + 5 < argc) {
+            bench::SetValues v;
+            v.mtu = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
+            v.rx = static_cast<uint32_t>(std::strtoul(argv[i + 2], nullptr, 10));
+            v.tx = static_cast<uint32_t>(std::strtoul(argv[i + 3], nullptr, 10));
+            v.gro = std::string(argv[i + 4]) == "on";
+            v.tso = std::string(argv[i + 5]) == "on";
+            return apply_floor(v);
         } else {
-            std::fprintf(stderr, "usage: nictune_bench_floor [--repeat R] [--skip-stats]\n");
+            std::fprintf(stderr,
+                         "usage: nictune_bench_floor [--repeat R] [--skip-stats]\n"
+                         "       nictune_bench_floor --set MTU RX TX GRO TSO  (RX/TX 0: max; "
+                         "GRO/TSO on|off)\n");
             return 2;
         }
     }
