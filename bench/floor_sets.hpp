@@ -1,11 +1,12 @@
 // The SETs of the benchmark profile and nothing else, over libmnl: the MTU
-// (rtnetlink), channels rx/tx and the features rx-gro and
-// tx-tcp-segmentation (ethtool netlink), pipelined per family in windows of
+// (rtnetlink), channels rx/tx and the features rx-gro and tx-tcp*-segmentation
+// (ethtool netlink; "tso" in the profile), pipelined per family in windows of
 // 64 requests, one ACK each. What bench/'s floors send: the apply floor
 // (floor.cpp --set) and the hotplug floor (daemon_bench.cpp's FloorTuner).
 #pragma once
 
 #include <libmnl/libmnl.h>
+#include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
 #include <linux/if_link.h>
@@ -67,7 +68,7 @@ class SetSender {
     bool channel_max(int ifindex, uint32_t& rx, uint32_t& tx) {
         std::vector<char> win;
         put(win, [&](nlmsghdr* nlh) {
-            ethtool_header(nlh, ETHTOOL_MSG_CHANNELS_GET, ifindex);
+            ethtool_header(nlh, ETHTOOL_MSG_CHANNELS_GET, ifindex, 0);
             nlh->nlmsg_flags = NLM_F_REQUEST;
         });
         if (mnl_socket_sendto(eth_, win.data(), win.size()) < 0) return false;
@@ -87,9 +88,63 @@ class SetSender {
         return found;
     }
 
+    // The kernel's feature names matching tx-tcp*-segmentation: what the
+    // profile's "tso" stands for (nictune expands the same glob). Read once
+    // (ETHTOOL_MSG_STRSET_GET of ETH_SS_FEATURES).
+    const std::vector<std::string>& tso_features() {
+        if (!tso_.empty()) return tso_;
+        std::vector<char> win;
+        put(win, [&](nlmsghdr* nlh) {
+            ethtool_header(nlh, ETHTOOL_MSG_STRSET_GET, 0, 0);
+            nlh->nlmsg_flags = NLM_F_REQUEST;
+            nlattr* sets = mnl_attr_nest_start(nlh, ETHTOOL_A_STRSET_STRINGSETS);
+            nlattr* set = mnl_attr_nest_start(nlh, ETHTOOL_A_STRINGSETS_STRINGSET);
+            mnl_attr_put_u32(nlh, ETHTOOL_A_STRINGSET_ID, ETH_SS_FEATURES);
+            mnl_attr_nest_end(nlh, set);
+            mnl_attr_nest_end(nlh, sets);
+        });
+        if (mnl_socket_sendto(eth_, win.data(), win.size()) < 0) return tso_;
+        const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
+        if (n <= 0) return tso_;
+        int left = static_cast<int>(n);
+        const auto nested = [](const nlattr* a, auto&& f) {
+            const auto* c = static_cast<const nlattr*>(mnl_attr_get_payload(a));
+            int len = static_cast<int>(mnl_attr_get_payload_len(a));
+            while (mnl_attr_ok(c, len)) {
+                f(c);
+                len -= NLA_ALIGN(c->nla_len);
+                c = mnl_attr_next(c);
+            }
+        };
+        for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
+             h = mnl_nlmsg_next(h, &left)) {
+            if (h->nlmsg_type != family_) continue;
+            each_attr(h, sizeof(genlmsghdr), [&](const nlattr* sets) {
+                if (mnl_attr_get_type(sets) != ETHTOOL_A_STRSET_STRINGSETS) return;
+                nested(sets, [&](const nlattr* set) {
+                    nested(set, [&](const nlattr* strings) {
+                        if (mnl_attr_get_type(strings) != ETHTOOL_A_STRINGSET_STRINGS) return;
+                        nested(strings, [&](const nlattr* str) {
+                            nested(str, [&](const nlattr* field) {
+                                if (mnl_attr_get_type(field) != ETHTOOL_A_STRING_VALUE) return;
+                                const std::string name = mnl_attr_get_str(field);
+                                if (name.starts_with("tx-tcp") && name.ends_with("-segmentation"))
+                                    tso_.push_back(name);
+                            });
+                        });
+                    });
+                });
+            });
+        }
+        return tso_;
+    }
+
     // The three SETs for every link, one family after the other; returns how
     // many requests the kernel refused (or that got no answer).
     int send(const std::vector<int>& ifindexes, const SetValues& v) {
+        std::vector<std::pair<std::string, bool>> features{{"rx-gro", v.gro}};
+        for (const auto& name : tso_features())
+            features.emplace_back(name, v.tso);
         std::vector<char> mtu, ch, ft;
         for (int idx : ifindexes) {
             put(mtu, [&](nlmsghdr* nlh) {
@@ -111,10 +166,9 @@ class SetSender {
                 // A verbose bitset without NOMASK: only the named bits change.
                 nlattr* wanted = mnl_attr_nest_start(nlh, ETHTOOL_A_FEATURES_WANTED);
                 nlattr* bits = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS);
-                for (const auto& [feature, on] :
-                     {std::pair{"rx-gro", v.gro}, std::pair{"tx-tcp-segmentation", v.tso}}) {
+                for (const auto& [feature, on] : features) {
                     nlattr* bit = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS_BIT);
-                    mnl_attr_put_strz(nlh, ETHTOOL_A_BITSET_BIT_NAME, feature);
+                    mnl_attr_put_strz(nlh, ETHTOOL_A_BITSET_BIT_NAME, feature.c_str());
                     if (on) mnl_attr_put(nlh, ETHTOOL_A_BITSET_BIT_VALUE, 0, nullptr);
                     mnl_attr_nest_end(nlh, bit);
                 }
@@ -169,15 +223,18 @@ class SetSender {
         }
     }
 
-    void ethtool_header(nlmsghdr* nlh, uint8_t cmd, int ifindex) const {
+    // ifindex 0: no device (a global string set).
+    void ethtool_header(nlmsghdr* nlh, uint8_t cmd, int ifindex,
+                        uint32_t flags = ETHTOOL_FLAG_OMIT_REPLY) const {
         nlh->nlmsg_type = family_;
         nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
         auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
         g->cmd = cmd;
         g->version = ETHTOOL_GENL_VERSION;
         nlattr* hdr = mnl_attr_nest_start(nlh, 1);  // ETHTOOL_A_*_HEADER
-        mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, static_cast<uint32_t>(ifindex));
-        mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_OMIT_REPLY);
+        if (ifindex > 0)
+            mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_DEV_INDEX, static_cast<uint32_t>(ifindex));
+        if (flags != 0) mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, flags);
         mnl_attr_nest_end(nlh, hdr);
     }
 
@@ -231,6 +288,7 @@ class SetSender {
     mnl_socket* eth_ = nullptr;
     uint16_t family_ = 0;
     uint32_t seq_ = 0;
+    std::vector<std::string> tso_;
 };
 
 }  // namespace bench
