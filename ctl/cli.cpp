@@ -318,11 +318,18 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
     // Directly, all of them together: one read and one pipelined restore.
     std::vector<RollbackResult> direct_results;
     if (direct) direct_results = direct->manager->rollback(ifaces);
+    // Through nictuned, likewise in one call.
+    std::vector<Result<Json>> daemon_results;
+    if (client) {
+        auto all_results = client->rollback(ifaces);
+        if (!all_results) return report_error(all_results.error());
+        daemon_results = std::move(*all_results);
+    }
     const bool color = want_color(g);
     for (std::size_t n = 0; n < ifaces.size(); ++n) {
         Result<Json> r = fail(Errc::Internal, "", "no result");
         if (client) {
-            r = client->rollback(ifaces[n]);
+            r = std::move(daemon_results[n]);
         } else {
             const auto& res = direct_results[n];
             // Refused for the caller's own mistake: an error, as nictuned answers it.

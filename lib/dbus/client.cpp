@@ -123,6 +123,42 @@ Result<nlohmann::json> Client::rollback(const std::string& interface) {
                 [&](ManagerProxy& p) { return std::get<2>(p.Rollback(interface)); });
 }
 
+Result<std::vector<Result<nlohmann::json>>> Client::rollback(
+    const std::vector<std::string>& interfaces) {
+    std::vector<Result<nlohmann::json>> out;
+    try {
+        ManagerProxy proxy(*conn_);
+        auto [results, report] = proxy.RollbackInterfaces(interfaces);
+        auto reports = nlohmann::json::parse(report);
+        if (!reports.is_array() || reports.size() != results.size() ||
+            results.size() != interfaces.size())
+            return fail(Errc::Internal, "nictuned RollbackInterfaces",
+                        "bad reply: one result per interface expected");
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const std::string& error = std::get<2>(results[i]);
+            if (!error.empty()) {
+                Error e;
+                e.code = errc_from_dbus(error);
+                e.message = std::get<3>(results[i]);
+                out.push_back(std::unexpected(std::move(e)));
+            } else {
+                out.push_back(std::move(reports[i]));
+            }
+        }
+        return out;
+    } catch (const sdbus::Error& e) {
+        // An older nictuned: one Rollback per interface, as before.
+        if (e.getName() != "org.freedesktop.DBus.Error.UnknownMethod")
+            return std::unexpected(from_dbus(e, "RollbackInterfaces"));
+    } catch (const nlohmann::json::exception& e) {
+        return fail(Errc::Internal, "nictuned RollbackInterfaces",
+                    std::string("bad reply: ") + e.what());
+    }
+    for (const auto& name : interfaces)
+        out.push_back(rollback(name));
+    return out;
+}
+
 Result<nlohmann::json> Client::profiles() {
     return call(*conn_, "ListProfiles", [&](ManagerProxy& p) {
         nlohmann::json arr = nlohmann::json::array();

@@ -33,6 +33,12 @@ class Client {
                                  const std::vector<std::string>& interfaces, bool force,
                                  bool keep_going);
     Result<nlohmann::json> rollback(const std::string& interface);
+    // All of them in one call (RollbackInterfaces): one result each, in
+    // order, an error where Rollback alone would have raised one. A nictuned
+    // without that method gets one Rollback call per interface. The outer
+    // error: the call itself failed (not authorized, bad name, no reply).
+    Result<std::vector<Result<nlohmann::json>>> rollback(
+        const std::vector<std::string>& interfaces);
     Result<nlohmann::json> profiles();
     Result<nlohmann::json> status();
     Result<void> reload();

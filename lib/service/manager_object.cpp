@@ -204,6 +204,38 @@ std::tuple<std::string, ManagerObject::Restored, std::string> ManagerObject::Rol
     });
 }
 
+std::tuple<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>,
+           std::string>
+ManagerObject::RollbackInterfaces(const std::vector<std::string>& interfaces) {
+    return guarded("RollbackInterfaces", [&] {
+        check_interfaces(interfaces);
+        authorize();
+        auto rs = manager_.rollback(interfaces);
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
+        std::string report = "[";
+        for (std::size_t i = 0; i < rs.size(); ++i) {
+            const RollbackResult& r = rs[i];
+            if (i) report += ',';
+            // What Rollback would raise for this interface alone.
+            if (r.result == TxResult::Refused && r.error &&
+                (r.error->code == Errc::Busy || r.error->is_user_error())) {
+                out.emplace_back(interfaces[i], std::string(tx_result_name(r.result)),
+                                 dbus_error_name(r.error->code), r.error->str());
+                report += "{}";
+                continue;
+            }
+            if (r.result == TxResult::RolledBack) watcher_.note_rollback(interfaces[i]);
+            out.emplace_back(
+                interfaces[i],
+                std::string(r.nothing_saved ? "nothing_saved" : tx_result_name(r.result)),
+                std::string(), std::string());
+            report += report::rollback_json_text(r);
+        }
+        report += ']';
+        return std::tuple{std::move(out), std::move(report)};
+    });
+}
+
 std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>
 ManagerObject::ListProfiles() {
     return guarded("ListProfiles", [&] {

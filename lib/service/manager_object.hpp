@@ -53,6 +53,9 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
         const std::string& profile, const std::vector<std::string>& interfaces,
         const Flags& flags) override;
     std::tuple<std::string, Restored, std::string> Rollback(const std::string& interface) override;
+    std::tuple<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>,
+               std::string>
+    RollbackInterfaces(const std::vector<std::string>& interfaces) override;
     std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListProfiles()
         override;
     std::tuple<std::vector<sdbus::Struct<std::string, int32_t, std::string, std::string,

@@ -156,6 +156,48 @@ TEST_F(DaemonTest, ServesAuditPlanApplyAndRollbackOverTheBus) {
     EXPECT_NE(std::find(names.begin(), names.end(), "small"), names.end());
 }
 
+// `nictunectl rollback A B` through nictuned is one RollbackInterfaces
+// call; each interface gets what Rollback alone would say, an unknown one
+// its own error, and the others are still rolled back.
+TEST_F(DaemonTest, RollsBackSeveralInterfacesInOneCall) {
+    ASSERT_EQ(ctl({"apply", "small", "xt0"}).status, 0);
+    ASSERT_EQ(mtu("xt0"), 1400U);
+    auto rb = ctl({"rollback", "nosuch0", "xt0"});
+    EXPECT_EQ(rb.status, 2) << rb.out << rb.err;
+    EXPECT_NE(rb.err.find("nosuch0: no such interface"), std::string::npos) << rb.err;
+    EXPECT_NE(rb.out.find("xt0"), std::string::npos) << rb.out;
+    EXPECT_EQ(mtu("xt0"), 1500U);
+
+    // The method by hand: one result per name, in order, with the error
+    // Rollback would raise and the reports as a JSON array.
+    ASSERT_EQ(ctl({"apply", "small", "xt0"}).status, 0);
+    auto call = run({"busctl", "--address=" + bus_->address(), "--json=short", "call",
+                     "org.nictune1", "/org/nictune1", "org.nictune1.Manager", "RollbackInterfaces",
+                     "as", "2", "xt0", "nosuch0"});
+    ASSERT_EQ(call.status, 0) << call.err;
+    const auto reply = parse_json(call.out).at("data");
+    const auto& results = reply.at(0);
+    ASSERT_EQ(results.size(), 2U) << call.out;
+    EXPECT_EQ(results.at(0).at(0), "xt0");
+    EXPECT_EQ(results.at(0).at(1), "rolled_back");
+    EXPECT_EQ(results.at(0).at(2), "");
+    EXPECT_EQ(results.at(1).at(0), "nosuch0");
+    EXPECT_EQ(results.at(1).at(2), "org.nictune1.Error.NoSuchInterface");
+    EXPECT_EQ(results.at(1).at(3), "nosuch0: no such interface");
+    const auto reports = parse_json(reply.at(1).get<std::string>());
+    ASSERT_EQ(reports.size(), 2U);
+    EXPECT_EQ(reports.at(0).at("result"), "rolled_back") << reports.dump(2);
+    EXPECT_TRUE(reports.at(1).empty());
+    EXPECT_EQ(mtu("xt0"), 1500U);
+
+    // Not authorized: the whole call is refused, nothing changes.
+    ASSERT_EQ(ctl({"apply", "small", "xt0"}).status, 0);
+    auto nobody = ctl({"rollback", "xt0", "nt0"}, "65534");
+    EXPECT_EQ(nobody.status, 5) << nobody.err;
+    EXPECT_EQ(mtu("xt0"), 1400U);
+    EXPECT_EQ(mtu("nt0"), 9014U);
+}
+
 TEST_F(DaemonTest, NamedErrorsReachTheCaller) {
     auto r = ctl({"apply", "small", "nosuch0"});
     EXPECT_EQ(r.status, 2);
