@@ -809,11 +809,14 @@ def report(results):
 
         for k, v in sorted(p["median_ms"].items(), key=step_order):
             lines.append(f"| {k} | {v:.2f} |")
-        per = p.get("set_us_by_position_in_interface", {})
+        per = p.get("set_batch_us_by_phase", {})
         if per:
             lines.append("")
-            lines.append("One SET message (plan order on veth: channels, features, MTU): "
-                         + ", ".join(f"{v:.1f} us" for _, v in sorted(per.items())) + ".")
+            lines.append(f"The SETs of one phase for all {p['interfaces']} interfaces, one pipelined batch each "
+                         "(plan order on veth: channels, features, then MTU, which is counted with the "
+                         "verification): "
+                         + ", ".join(f"{v / 1e3:.2f} ms" for _, v in sorted(per.items(), key=lambda kv: int(kv[0])))
+                         + ".")
         lines.append("")
         h = an["hotplug"]
         burst = ""

@@ -226,15 +226,15 @@ Json apply_mode(const Options& o) {
         t["3 SETs (first to last group)"].push_back(s.sets);
         t["4 last SET + verification re-read + final records"].push_back(s.after_last_set);
         t["5 apply total"].push_back(s.total);
-        // Each interface's groups come in plan order (the same sections for
-        // every interface here): the time from one group's start to the next
-        // is that group's SET, by position.
-        const std::size_t per = names.empty() ? 0 : s.hooks.size() / names.size();
-        std::map<std::size_t, std::vector<double>> by_pos;
-        for (std::size_t i = 0; i + 1 < s.hooks.size(); ++i)
-            if (per > 0) by_pos[i % per].push_back(s.hooks[i + 1] - s.hooks[i]);
-        for (auto& [pos, xs] : by_pos)
-            set_us[pos].push_back(median(xs) * 1e3);
+        // The groups go out phase by phase, each phase's groups of every
+        // interface as one pipelined batch; the hook fires for all of a
+        // batch's groups just before it is sent. So a phase's batch is the
+        // gap from its last hook to the next phase's first one (the last
+        // phase's batch is counted with the verification).
+        const std::size_t count = names.size();
+        const std::size_t phases = count == 0 ? 0 : s.hooks.size() / count;
+        for (std::size_t k = 1; k < phases; ++k)
+            set_us[k - 1].push_back((s.hooks[k * count] - s.hooks[k * count - 1]) * 1e3);
 
         double s0 = now_ms();
         (void)must(e.backend->read_interfaces(ReadRequest{names, true}), "read");
@@ -285,8 +285,8 @@ Json apply_mode(const Options& o) {
     }
     Json out{{"interfaces", names.size()}, {"set_groups", groups}};
     // Plan order on veth: channels, features, link (MTU).
-    for (auto& [pos, v] : set_us)
-        out["set_us_by_position_in_interface"][std::to_string(pos)] = median(v);
+    for (auto& [phase, v] : set_us)
+        out["set_batch_us_by_phase"][std::to_string(phase)] = median(v);
     for (auto& [k, v] : t)
         out["median_ms"][k] = median(v);
     return out;
