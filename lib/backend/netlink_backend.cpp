@@ -457,9 +457,9 @@ bool NetlinkBackend::observe_changes(bool on) {
     // Sockets of their own, joined before the first SET: every notification
     // they hold describes the state at some moment after that.
     auto links = rtnl::Socket::open();
-    if (!links || !(*links)->subscribe_links()) return false;
+    if (!links || !(*links)->subscribe_links(opts_.observe_queue_bytes)) return false;
     auto monitor = ethnl::Socket::open();
-    if (!monitor || !(*monitor)->subscribe_monitor()) return false;
+    if (!monitor || !(*monitor)->subscribe_monitor(opts_.observe_queue_bytes)) return false;
     observer_ = std::make_unique<Observer>();
     observer_->links = std::move(*links);
     observer_->monitor = std::move(*monitor);

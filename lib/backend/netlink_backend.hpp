@@ -32,6 +32,10 @@ struct NetlinkBackendOptions {
     // interface as for all of them (about 6 ms for 1,000 links here, and
     // links created meanwhile interrupt it), a device's requests about 80 us.
     std::size_t per_device_limit = 32;
+    // The receive queue of each socket that observes a transaction's change
+    // notifications (observe_changes). Notifications that do not fit are
+    // lost, and verification reads instead; tests shrink it to get there.
+    int observe_queue_bytes = rtnl::Socket::kDefaultEventQueueBytes;
     // Test hook: runs after the link list is known and before the devices
     // are read (lets a test remove an interface in between).
     std::function<void(const std::vector<std::string>& names)> after_list;

@@ -134,5 +134,44 @@ TEST_F(Observe, WhatWasNotNotifiedIsMissing) {
     });
 }
 
+// Notifications the observer's queue could not hold are lost: then nothing
+// observed is trusted, every interface is "missing" (and a transaction
+// reads them back instead).
+TEST_F(Observe, LostNotificationsMeanAReadAndTheRightOutcome) {
+    std::string cmd;
+    for (int i = 0; i < 40; ++i)
+        cmd += "ip link add name ob" + std::to_string(i) + " type veth peer name obp" +
+               std::to_string(i) + " && ";
+    ASSERT_EQ(ns_->exec(cmd + "true").status, 0);
+    ns_->run_inside([&] {
+        NetlinkBackendOptions opts;
+        opts.observe_queue_bytes = 1;  // the kernel's minimum: a few messages
+        auto be = NetlinkBackend::open(opts);
+        ASSERT_TRUE(be) << be.error().str();
+        std::vector<std::string> names;
+        for (int i = 0; i < 40; ++i)
+            names.push_back("ob" + std::to_string(i));
+        ReadRequest req{names, true};
+        req.identity = false;
+        auto before = (*be)->read_interfaces(req);
+        ASSERT_TRUE(before && before->size() == names.size());
+        std::vector<DeviceChange> changes;
+        std::vector<Backend::ObserveRequest> wanted;
+        for (const auto& n : *before) {
+            changes.push_back(
+                {NicRef{n.id.ifindex, n.id.name}, Section::Link, {{Key::LinkMtu, 2000}}});
+            wanted.push_back({NicRef{n.id.ifindex, n.id.name}, kLink});
+        }
+        ASSERT_TRUE((*be)->observe_changes(true));
+        for (auto& r : (*be)->set_devices(changes))
+            ASSERT_TRUE(r) << r.error().str();
+        auto seen = (*be)->observed(wanted);
+        EXPECT_TRUE(seen.nics.empty()) << "the queue overflowed: nothing is trusted";
+        EXPECT_EQ(seen.missing.size(), names.size());
+        (*be)->observe_changes(false);
+    });
+    EXPECT_EQ(parse_json(ns_->exec("ip -j link show ob39").out).at(0).at("mtu"), 2000);
+}
+
 }  // namespace
 }  // namespace nictune::test
