@@ -40,13 +40,7 @@ void merge_values(DeviceValues& into, const DeviceValues& from, Section s) {
 
 void store_features(NicState& nic, ethnl::FeaturesReply&& r,
                     const std::shared_ptr<const FeatureNames>& names) {
-    FeatureSet fs;
-    fs.names = names;
-    fs.hw = std::move(r.hw);
-    fs.wanted = std::move(r.wanted);
-    fs.active = std::move(r.active);
-    fs.nochange = std::move(r.nochange);
-    nic.features = std::move(fs);
+    nic.features = ethnl::to_feature_set(std::move(r), names);
 }
 
 }  // namespace

@@ -549,4 +549,14 @@ void encode_features(nlmsghdr* nlh, uint32_t nbits,
     mnl_attr_nest_end(nlh, nest);
 }
 
+FeatureSet to_feature_set(FeaturesReply&& r, std::shared_ptr<const FeatureNames> names) {
+    FeatureSet fs;
+    fs.names = std::move(names);
+    fs.hw = std::move(r.hw);
+    fs.wanted = std::move(r.wanted);
+    fs.active = std::move(r.active);
+    fs.nochange = std::move(r.nochange);
+    return fs;
+}
+
 }  // namespace nictune::ethnl

@@ -9,6 +9,7 @@
 #include <linux/netlink.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,8 @@ struct FeaturesReply {
 };
 // FEATURES_GET_REPLY / FEATURES_NTF; bitsets in compact or verbose form.
 Result<FeaturesReply> decode_features(const nlmsghdr* nlh);
+// The reply's bitsets as a device's FeatureSet, named by `names`.
+FeatureSet to_feature_set(FeaturesReply&& r, std::shared_ptr<const FeatureNames> names);
 
 // STRSET_GET_REPLY for ETH_SS_FEATURES: names indexed by bit.
 Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh);

@@ -50,13 +50,8 @@ void notified(Watcher& watcher, const nlmsghdr* nlh,
             watcher.device_changed(r->ifindex);
             return;
         }
-        FeatureSet fs;
-        fs.names = feature_names;
-        fs.hw = std::move(r->hw);
-        fs.wanted = std::move(r->wanted);
-        fs.active = std::move(r->active);
-        fs.nochange = std::move(r->nochange);
-        watcher.features_notified(r->ifindex, std::move(fs));
+        const int ifindex = r->ifindex;
+        watcher.features_notified(ifindex, ethnl::to_feature_set(std::move(*r), feature_names));
         return;
     }
     auto r = ethnl::decode_settings(*section, nlh);

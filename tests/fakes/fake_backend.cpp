@@ -126,13 +126,17 @@ Result<void> FakeBackend::set_tuned_profile(const std::string& profile) {
 }
 
 void FakeBackend::notify(int ifindex, uint32_t section_bit) {
-    if (observing_) notified_[ifindex] |= section_bit;
+    if (observing_ > 0) notified_[ifindex] |= section_bit;
 }
 
 bool FakeBackend::observe_changes(bool on) {
-    observing_ = notifies && on;
-    if (!observing_) notified_.clear();
-    return observing_;
+    if (!notifies) return false;
+    if (on) {
+        ++observing_;
+    } else if (observing_ > 0 && --observing_ == 0) {
+        notified_.clear();
+    }
+    return observing_ > 0;
 }
 
 Backend::Observed FakeBackend::observed(std::span<const ObserveRequest> wanted) {
@@ -141,7 +145,8 @@ Backend::Observed FakeBackend::observed(std::span<const ObserveRequest> wanted) 
     for (const auto& w : wanted) {
         auto it = notified_.find(w.nic.ifindex);
         const NicState* n = by_index(w.nic.ifindex);
-        if (!observing_ || !n || it == notified_.end() || (it->second & w.sections) != w.sections) {
+        if (observing_ == 0 || !n || it == notified_.end() ||
+            (it->second & w.sections) != w.sections) {
             out.missing.push_back(w.nic.name);
             continue;
         }

@@ -67,7 +67,7 @@ class FakeBackend : public Backend {
 
   private:
     void notify(int ifindex, uint32_t section_bit);
-    bool observing_ = false;
+    int observing_ = 0;                 // nested observe_changes(true), as the real one counts
     std::map<int, uint32_t> notified_;  // ifindex -> ReadRequest::bit()s
     Result<void> before_set(const std::string& what);
     NicState* by_index(int ifindex);
