@@ -662,10 +662,16 @@ def report(results):
         lines.append("")
         lines.append("| N | nictune apply | loop apply | loop / nictune | nictune rollback | loop restore | loop / nictune | checks |")
         lines.append("|---|---|---|---|---|---|---|---|")
+        floor_rows = []
         for a in apply:
             v = a["variants"]
             na, la = v["nictune"]["phases"]["apply"], v["ip/ethtool loop"]["phases"]["apply"]
             nr, lr = v["nictune"]["phases"]["rollback"], v["ip/ethtool loop"]["phases"]["rollback"]
+            if "floor" in v:
+                fa, fr = v["floor"]["phases"]["apply"], v["floor"]["phases"]["rollback"]
+                floor_rows.append(f"| {a['n']} | {fmt_ms(fa['median'])} ({spread(fa)}) | {fmt_ms(fr['median'])} "
+                                  f"({spread(fr)}) | {fmt_ratio(la['median'] / fa['median'])} | "
+                                  f"{na['median'] / fa['median']:.2f}x |")
             ok = all(c["applied"] and c["restored"] for c in a["checks"].values())
             lines.append(f"| {a['n']} | {fmt_ms(na['median'])} ({spread(na)}) | {fmt_ms(la['median'])} ({spread(la)}) | "
                          f"{fmt_ratio(la['median'] / na['median'])} | {fmt_ms(nr['median'])} ({spread(nr)}) | "
@@ -677,20 +683,14 @@ def report(results):
                 r2 = lr["median"] / nr["median"]
                 verdicts.append(("rollback N=512 vs the restore loop (no target; reported)", None, fmt_ratio(r2)))
         lines.append("")
-        if all("floor" in a["variants"] for a in apply):
+        if floor_rows:
             lines.append("The apply floor (`nictune_bench_floor --set`, a whole process like the others): one link "
                          "dump and one CHANNELS and FEATURES dump, then the SETs, pipelined per family; no saved "
                          "originals, no verification, no report. It is what the kernel's work costs this machine.")
             lines.append("")
             lines.append("| N | floor apply | floor restore | loop / floor (apply) | nictune / floor (apply) |")
             lines.append("|---|---|---|---|---|")
-            for a in apply:
-                v = a["variants"]
-                fa, fr = v["floor"]["phases"]["apply"], v["floor"]["phases"]["rollback"]
-                na, la = v["nictune"]["phases"]["apply"], v["ip/ethtool loop"]["phases"]["apply"]
-                lines.append(f"| {a['n']} | {fmt_ms(fa['median'])} ({spread(fa)}) | {fmt_ms(fr['median'])} "
-                             f"({spread(fr)}) | {fmt_ratio(la['median'] / fa['median'])} | "
-                             f"{na['median'] / fa['median']:.2f}x |")
+            lines.extend(floor_rows)
             lines.append("")
 
     d = results.get("daemon")

@@ -410,10 +410,17 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         return res;
     }
 
+    // The interfaces' names: for the locks, the journal replay and the
+    // saved records.
+    std::vector<std::string> names;
+    names.reserve(plan.interfaces.size());
+    for (const auto& ip : plan.interfaces)
+        names.push_back(ip.id.name);
+
     // Serialise against any other transaction on these interfaces.
     std::vector<StateLock> locks;
-    for (const auto& ip : plan.interfaces) {
-        auto l = store.lock(ip.id.name);
+    for (const auto& name : names) {
+        auto l = store.lock(name);
         if (!l) {
             res.result = TxResult::Refused;
             res.error = l.error();
@@ -424,16 +431,11 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     }
     // A transaction on these interfaces that died left its journal: its
     // records (and originals) go into the interface files before we read them.
-    {
-        std::vector<std::string> locked;
-        for (const auto& ip : plan.interfaces)
-            locked.push_back(ip.id.name);
-        if (auto ok = store.replay_journals(locked); !ok) {
-            res.result = TxResult::Refused;
-            res.error = ok.error();
-            res.error->message += "; nothing was changed";
-            return res;
-        }
+    if (auto ok = store.replay_journals(names); !ok) {
+        res.result = TxResult::Refused;
+        res.error = ok.error();
+        res.error->message += "; nothing was changed";
+        return res;
     }
 
     // The writes, in apply order, each remembering its step.
@@ -475,10 +477,6 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
 
     // Save the originals before the first change.
     std::vector<InterfaceRecord> records;
-    std::vector<std::string> names;
-    names.reserve(plan.interfaces.size());
-    for (const auto& ip : plan.interfaces)
-        names.push_back(ip.id.name);
     auto saved = store.load_interfaces(names);
     if (!saved) {
         res.result = TxResult::Refused;

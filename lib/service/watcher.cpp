@@ -376,17 +376,19 @@ void Watcher::resync() {
 }
 
 void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
-    const auto checked = [&](const std::string& key) {
-        auto id = SettingId::parse(key);
+    const auto section_checked = [&](const Result<SettingId>& id) {
         return id && (sections & ReadRequest::bit(id->section)) != 0;
     };
     std::vector<std::pair<std::string, Scalar>> changed;
     for (const auto& [key, want] : t.baseline) {
-        if (!checked(key)) continue;
         auto id = SettingId::parse(key);
+        if (!section_checked(id)) continue;
         Scalar actual = value_in(*id, &nic, nullptr);
         if (actual != want) changed.emplace_back(key, actual);
     }
+    const auto checked = [&](const std::string& key) {
+        return section_checked(SettingId::parse(key));
+    };
     // Keys of families not checked keep what the last check said.
     std::erase_if(t.drifted, checked);
     if (changed.empty()) return;

@@ -423,6 +423,39 @@ TEST(StateStore, HasNoRecordsBeforeTheFirstSave) {
     EXPECT_FALSE(fs::exists(tmp.path() / "state")) << "reading must not create the directory";
 }
 
+// Many names at once (one listing of interfaces/ instead of an open() per
+// name): the same answer as one load_interface per name, a corrupt file
+// reported by its path, a bad name refused even when it has no file.
+TEST(StateStore, LoadsManyRecordsAsOneByOneWould) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    std::vector<std::string> names;
+    for (int i = 0; i < static_cast<int>(StateStore::kListingThreshold) + 4; ++i)
+        names.push_back("vf" + std::to_string(i));
+    const auto none = store.load_interfaces(names);
+    ASSERT_TRUE(none) << none.error().str();
+    EXPECT_EQ(none->size(), names.size());
+    for (const auto& r : *none)
+        EXPECT_EQ(r, std::nullopt);
+    EXPECT_FALSE(fs::exists(tmp.path() / "interfaces")) << "reading must not create it";
+
+    for (const char* n : {"vf0", "vf7", "vf19"})
+        ASSERT_TRUE(store.save_interface(sample_interface(n)));
+    const auto some = store.load_interfaces(names);
+    ASSERT_TRUE(some) << some.error().str();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        EXPECT_EQ((*some)[i], loaded(store, names[i])) << names[i];
+    EXPECT_EQ((*some)[7], sample_interface("vf7"));
+
+    auto bad = names;
+    bad.push_back("../etc");
+    EXPECT_FALSE(store.load_interfaces(bad));
+
+    const fs::path vf7 = tmp.path() / "interfaces" / "vf7.json";
+    write_text(vf7, "{");
+    expect_corrupt(store.load_interfaces(names), vf7.string(), "parse error");
+}
+
 TEST(StateStore, CreatesPrivateDirectoriesAndFiles) {
     TempDir tmp;
     const fs::path dir = tmp.path() / "state";
