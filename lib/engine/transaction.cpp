@@ -628,8 +628,10 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         std::vector<Write> undo;
         std::vector<std::size_t> undone;  // index into writes, per undo entry
         for (std::size_t i = writes.size(); i-- > 0;) {
-            // A write the kernel refused (or never saw) did not change anything.
-            if (!run.attempted[i] || run.errors[i]) continue;
+            // A write the kernel refused (or never saw) did not change
+            // anything. One that got no answer (Errc::Io: a timeout, a lost
+            // reply) may have: it is undone too.
+            if (!run.attempted[i] || (run.errors[i] && run.errors[i]->code != Errc::Io)) continue;
             Write w = writes[i];
             w.value = step_result(refs[i]).step.current;
             undo.push_back(std::move(w));

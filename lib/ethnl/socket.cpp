@@ -308,14 +308,15 @@ Result<void> Socket::get(uint8_t cmd, int ifindex, uint32_t header_flags, const 
 
 std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetRequest> reqs) {
     std::vector<Result<void>> results(reqs.size());
-    // Requests go out in windows: several messages in one datagram (the
-    // kernel handles each and ACKs each, in order, also after an error),
-    // then the ACKs are collected by sequence number. One round trip per
-    // window instead of one per device.
+    // Requests go out in windows: several messages in one datagram, which
+    // the kernel handles in order before sendto() returns. Only the last
+    // message asks for an ACK: the kernel answers every other one only if
+    // it fails, so the last one's answer comes after every error of the
+    // window. One datagram back per window instead of one per device.
     constexpr std::size_t kWindowBytes = 32 * 1024;
-    // Each ACK costs a socket buffer's worth of accounting (~1 KiB): more
-    // outstanding than the receive buffer holds and the kernel drops them
-    // (ENOBUFS).
+    // Each error costs a socket buffer's worth of accounting (~1 KiB): a
+    // window whose every message fails must still fit the receive buffer,
+    // or the kernel drops answers (ENOBUFS).
     constexpr std::size_t kWindowMessages = 64;
     auto window = std::make_unique_for_overwrite<char[]>(kWindowBytes);
     std::size_t next = 0;
@@ -326,8 +327,8 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
         std::vector<nlmsghdr*> sent;
         alignas(nlmsghdr) std::array<char, kRequestBufferSize> one;
         while (next < reqs.size() && sent.size() < kWindowMessages) {
-            nlmsghdr* nlh = start_request(one.data(), family_, NLM_F_REQUEST | NLM_F_ACK, cmd,
-                                          ETHTOOL_GENL_VERSION);
+            nlmsghdr* nlh =
+                start_request(one.data(), family_, NLM_F_REQUEST, cmd, ETHTOOL_GENL_VERSION);
             put_header(nlh, kHeaderAttr, reqs[next].ifindex, ETHTOOL_FLAG_OMIT_REPLY);
             if (reqs[next].build) reqs[next].build(nlh);
             const std::size_t len = NLMSG_ALIGN(nlh->nlmsg_len);
@@ -343,6 +344,8 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
             ++next;
             continue;
         }
+        sent.back()->nlmsg_flags |= NLM_F_ACK;
+        const uint32_t last_seq = sent.back()->nlmsg_seq;
         auto fail_rest = [&](const Error& e) {
             for (std::size_t i = first; i < next; ++i)
                 if (results[i]) results[i] = std::unexpected(e);
@@ -353,8 +356,8 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
             continue;
         }
         std::vector<bool> done(sent.size(), false);
-        std::size_t pending = sent.size();
-        while (pending > 0) {
+        bool answered = false;  // the last message's answer: the window is complete
+        while (!answered) {
             const ssize_t n = mnl_socket_recvfrom(nl_, buf_.get(), kRecvBufferSize);
             if (n < 0) {
                 const int err = errno;
@@ -367,9 +370,10 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
                                                   kReplyTimeoutSeconds),
                                       {}}
                               : fail_errno(err, describe(sent.front()) + ": receive").error();
+                // Which messages were handled is unknown: none is reported
+                // as done (verification reads the device).
                 for (std::size_t k = 0; k < sent.size(); ++k)
                     if (!done[k]) results[first + k] = std::unexpected(e);
-                pending = 0;
                 break;
             }
             int left = static_cast<int>(n);
@@ -381,7 +385,7 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
                 const std::size_t k = nlh->nlmsg_seq - first_seq;
                 if (done[k]) continue;
                 done[k] = true;
-                --pending;
+                if (nlh->nlmsg_seq == last_seq) answered = true;
                 auto st = parse_error_msg(nlh);
                 if (!st)
                     results[first + k] =

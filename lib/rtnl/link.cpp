@@ -392,8 +392,10 @@ std::vector<Result<void>> Socket::change_links(
         window.clear();
         const std::size_t first = next;
         std::vector<uint32_t> seqs;
-        // Each ACK costs ~1 KiB of the receive buffer; more outstanding
-        // than it holds and the kernel drops them (ENOBUFS).
+        std::size_t last_offset = 0;
+        // Each failure's answer costs ~1 KiB of the receive buffer: a window
+        // whose every message fails must fit it, or the kernel drops
+        // answers (ENOBUFS).
         while (next < changes.size() && window.size() + 256 <= kWindowBytes && seqs.size() < 64) {
             const auto& [ifindex, change] = changes[next];
             std::string& ctx = contexts[next];
@@ -403,7 +405,7 @@ std::vector<Result<void>> Socket::change_links(
                 ctx += std::string(change.mtu ? ", " : "") + key_path(Key::LinkTxqueuelen) + "=" +
                        std::to_string(*change.txqueuelen);
             ctx += ": set";
-            NlMsgPtr msg = link_request(RTM_NEWLINK, NLM_F_ACK, ifindex);
+            NlMsgPtr msg = link_request(RTM_NEWLINK, 0, ifindex);
             if (msg && change.mtu && nla_put_u32(msg.get(), IFLA_MTU, *change.mtu) < 0) msg.reset();
             if (msg && change.txqueuelen &&
                 nla_put_u32(msg.get(), IFLA_TXQLEN, *change.txqueuelen) < 0)
@@ -419,11 +421,13 @@ std::vector<Result<void>> Socket::change_links(
             // read here, and libnl's expected sequence must stay in step.
             static uint32_t batch_seq = 0x80000000U;
             nlh->nlmsg_seq = ++batch_seq;
-            // nl_send_auto would add these; without NLM_F_REQUEST the kernel
-            // ACKs the message without acting on it.
-            nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+            // nl_send_auto would add this; without it the kernel ACKs the
+            // message without acting on it. No NLM_F_ACK: the kernel answers
+            // only a failure, and the window's last message (below).
+            nlh->nlmsg_flags = (nlh->nlmsg_flags & ~NLM_F_ACK) | NLM_F_REQUEST;
             nlh->nlmsg_pid = 0;
             seqs.push_back(nlh->nlmsg_seq);
+            last_offset = window.size();
             const auto* bytes = reinterpret_cast<const char*>(nlh);
             window.insert(window.end(), bytes, bytes + NLMSG_ALIGN(nlh->nlmsg_len));
             ++next;
@@ -432,17 +436,26 @@ std::vector<Result<void>> Socket::change_links(
         for (auto q : seqs)
             pending += q != 0;
         if (pending == 0) continue;
+        // The kernel handles the window's messages in order before
+        // nl_sendto() returns: the answer to the last comes after every
+        // failure's.
+        auto* last = reinterpret_cast<nlmsghdr*>(window.data() + last_offset);
+        last->nlmsg_flags |= NLM_F_ACK;
+        const uint32_t last_seq = last->nlmsg_seq;
         if (nl_sendto(sk_, window.data(), window.size()) < 0) {
             for (std::size_t i = first; i < next; ++i)
                 if (results[i]) results[i] = fail(Errc::Io, contexts[i], "netlink: cannot send");
             continue;
         }
         std::vector<bool> done(seqs.size(), false);
-        while (pending > 0) {
+        bool answered = false;
+        while (!answered) {
             sockaddr_nl who{};
             unsigned char* buf = nullptr;
             const int n = nl_recv(sk_, &who, &buf, nullptr);
             if (n <= 0) {
+                // Which messages were handled is unknown: none is reported
+                // as done (verification reads the device).
                 for (std::size_t k = 0; k < seqs.size(); ++k)
                     if (seqs[k] != 0 && !done[k])
                         results[first + k] =
@@ -461,7 +474,7 @@ std::vector<Result<void>> Socket::change_links(
                 const auto k = static_cast<std::size_t>(it - seqs.begin());
                 if (done[k]) continue;
                 done[k] = true;
-                --pending;
+                if (nlh->nlmsg_seq == last_seq) answered = true;
                 nlmsgerr err{};
                 std::memcpy(&err, NLMSG_DATA(nlh), sizeof err);
                 if (err.error != 0) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -476,6 +477,83 @@ TEST_F(EthnlSocketOnVeth, ChannelsSetChangesWhatEthtoolShowsAndReportsTheKernels
             << bad.error().str();
         auto unchanged = parse_ethtool(ns_->exec_argv({"ethtool", "-l", "ntva"}).out);
         EXPECT_EQ(unchanged.cur["RX"], std::to_string(rx_new));
+    });
+}
+
+// Many SETs go out in windows of one datagram, and the kernel answers only
+// the failures and each window's last message: every failure must still reach
+// the request that caused it, in any window, and every other request must be
+// carried out.
+TEST_F(EthnlSocketOnVeth, SetManyAnswersEachRequestOfSeveralWindows) {
+    constexpr int kLinks = 150;  // three windows of at most 64
+    std::string script;
+    for (int i = 0; i < kLinks; ++i)
+        script += "link add name nb" + std::to_string(i) + " type veth peer name nbp" +
+                  std::to_string(i) + "\n";
+    ASSERT_EQ(ns_->exec("printf '" + script + "' | ip -batch -").status, 0);
+    auto before = parse_ethtool(ns_->exec_argv({"ethtool", "-l", "nb0"}).out);
+    const uint64_t rx_max = std::stoull(before.max["RX"]);
+    if (rx_max < 2) GTEST_SKIP() << "veth allows one RX queue on a single-CPU machine";
+
+    // Failures first, in the middle and last of a window, and last of all.
+    const std::set<int> refused = {0, 5, 63, 64, 100, kLinks - 1};
+    const int vanished = 70;
+    ns_->run_inside([&] {
+        auto s = Socket::open();
+        ASSERT_TRUE(s.has_value()) << s.error().str();
+        auto channels = dump_settings(**s, Section::Channels);
+        ASSERT_TRUE(channels.has_value()) << channels.error().str();
+        // veth has no combined channels: any count exceeds its maximum (0).
+        const std::pair<Key, uint64_t> bad[] = {{Key::ChanCombined, 5}};
+        const std::pair<Key, uint64_t> good[] = {{Key::ChanRx, rx_max}};
+        std::vector<Socket::SetRequest> reqs;
+        for (int i = 0; i < kLinks; ++i) {
+            const std::string name = "nb" + std::to_string(i);
+            ASSERT_TRUE(channels->contains(name)) << name;
+            const int ifindex = i == vanished ? 999999 : channels->at(name).ifindex;
+            const bool fails = refused.contains(i);
+            reqs.push_back({ifindex, [&, fails](nlmsghdr* nlh) {
+                                if (fails)
+                                    encode_settings(nlh, Section::Channels, bad);
+                                else
+                                    encode_settings(nlh, Section::Channels, good);
+                            }});
+        }
+        auto results = (*s)->set_many(set_cmd(Section::Channels), reqs);
+        ASSERT_EQ(results.size(), reqs.size());
+        auto after = dump_settings(**s, Section::Channels);
+        ASSERT_TRUE(after.has_value()) << after.error().str();
+        for (int i = 0; i < kLinks; ++i) {
+            const std::string name = "nb" + std::to_string(i);
+            SCOPED_TRACE(name);
+            const auto rx = after->at(name).values.get(Key::ChanRx);
+            if (refused.contains(i)) {
+                ASSERT_FALSE(results[i].has_value());
+                EXPECT_EQ(results[i].error().sys_errno, EINVAL) << results[i].error().str();
+                EXPECT_EQ(results[i].error().kernel_message,
+                          "requested channel count exceeds maximum");
+                EXPECT_EQ(results[i].error().context,
+                          "ethtool CHANNELS_SET ifindex " + std::to_string(reqs[i].ifindex));
+                EXPECT_EQ(rx, 1U);
+            } else if (i == vanished) {
+                ASSERT_FALSE(results[i].has_value());
+                EXPECT_EQ(results[i].error().sys_errno, ENODEV) << results[i].error().str();
+                EXPECT_EQ(rx, 1U);
+            } else {
+                EXPECT_TRUE(results[i].has_value()) << results[i].error().str();
+                EXPECT_EQ(rx, rx_max);
+            }
+        }
+        // ethtool agrees, at both ends of the run.
+        EXPECT_EQ(parse_ethtool(ns_->exec_argv({"ethtool", "-l", "nb1"}).out).cur["RX"],
+                  std::to_string(rx_max));
+        EXPECT_EQ(parse_ethtool(ns_->exec_argv({"ethtool", "-l", "nb148"}).out).cur["RX"],
+                  std::to_string(rx_max));
+        // The socket is in step afterwards: a request gets its own answer.
+        const std::pair<Key, uint64_t> one[] = {{Key::ChanRx, 1}};
+        auto ok = (*s)->set(set_cmd(Section::Channels), channels->at("nb1").ifindex,
+                            [&](nlmsghdr* nlh) { encode_settings(nlh, Section::Channels, one); });
+        EXPECT_TRUE(ok.has_value()) << ok.error().str();
     });
 }
 

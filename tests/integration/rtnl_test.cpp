@@ -262,6 +262,62 @@ TEST(RtnlLinks, ChangeLinkOfAVanishedIndexIsNoSuchInterface) {
     EXPECT_EQ(r.error().code, Errc::NoSuchInterface);
 }
 
+// Many changes go out in windows of one datagram, and the kernel answers
+// only the failures and each window's last message: every failure must still
+// reach the change that caused it, in any window, and every other change
+// must be made.
+TEST(RtnlLinks, ChangeLinksAnswersEachChangeOfSeveralWindows) {
+    NICTUNE_REQUIRE_NETNS(ns);
+    constexpr int kLinks = 150;  // three windows of at most 64
+    std::string script;
+    for (int i = 0; i < kLinks; ++i)
+        script += "link add name nb" + std::to_string(i) + " type veth peer name nbp" +
+                  std::to_string(i) + "\n";
+    ASSERT_EQ(ns->exec("printf '" + script + "' | ip -batch -").status, 0);
+    auto sock = open_inside(*ns);
+    std::map<std::string, int> ifindex;
+    ASSERT_TRUE(sock->dump_links([&](Link&& l) { ifindex[l.name] = l.ifindex; }));
+
+    // Failures first, in the middle and last of a window, and last of all.
+    const std::set<int> too_big = {0, 5, 63, 64, 100, kLinks - 1};
+    const int vanished = 70;
+    std::vector<std::pair<int, rtnl::LinkChange>> changes;
+    for (int i = 0; i < kLinks; ++i) {
+        const std::string name = "nb" + std::to_string(i);
+        ASSERT_TRUE(ifindex.contains(name)) << name;
+        const int index = i == vanished ? 999999 : ifindex[name];
+        changes.emplace_back(index, mtu_change(too_big.contains(i) ? 70000 : 9000 + i));
+    }
+    auto results = sock->change_links(changes);
+    ASSERT_EQ(results.size(), changes.size());
+
+    const json ip = ip_links(*ns);
+    std::map<std::string, int> mtu;
+    for (const auto& l : ip)
+        mtu[l.at("ifname").get<std::string>()] = l.at("mtu").get<int>();
+    for (int i = 0; i < kLinks; ++i) {
+        SCOPED_TRACE("nb" + std::to_string(i));
+        if (too_big.contains(i)) {
+            ASSERT_FALSE(results[i]);
+            EXPECT_EQ(results[i].error().sys_errno, EINVAL) << results[i].error().str();
+            EXPECT_EQ(results[i].error().context,
+                      "ifindex " + std::to_string(ifindex["nb" + std::to_string(i)]) +
+                          ": link.mtu=70000: set");
+            EXPECT_EQ(mtu["nb" + std::to_string(i)], 1500);
+        } else if (i == vanished) {
+            ASSERT_FALSE(results[i]);
+            EXPECT_EQ(results[i].error().code, Errc::NoSuchInterface) << results[i].error().str();
+            EXPECT_EQ(mtu["nb" + std::to_string(i)], 1500);
+        } else {
+            EXPECT_TRUE(results[i]) << results[i].error().str();
+            EXPECT_EQ(mtu["nb" + std::to_string(i)], 9000 + i);
+        }
+    }
+    // The socket is in step afterwards: a request gets its own answer.
+    EXPECT_TRUE(sock->change_link(ifindex["nb1"], mtu_change(1500)));
+    EXPECT_EQ(ip_link(*ns, "nb1").at("mtu").get<int>(), 1500);
+}
+
 // Reads events until `done` says so or the deadline passes.
 bool wait_for_event(Socket& sock, const std::function<bool(const Link&, bool)>& done,
                     std::chrono::milliseconds limit) {
