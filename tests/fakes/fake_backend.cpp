@@ -58,6 +58,11 @@ Result<void> FakeBackend::before_set(const std::string& what) {
     return {};
 }
 
+Result<void> FakeBackend::after_set(const std::string& name) const {
+    if (std::find(lost_.begin(), lost_.end(), set_calls_) == lost_.end()) return {};
+    return std::unexpected(Error{Errc::Io, ETIMEDOUT, name, "netlink: no acknowledgement", ""});
+}
+
 Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
                                      std::span<const std::pair<Key, uint64_t>> values) {
     if (auto r =
@@ -81,7 +86,7 @@ Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
         if (n->values.get(k) != now) notify(ref.ifindex, ReadRequest::bit(section));
         n->values.set(k, now);
     }
-    return {};
+    return after_set(ref.name);
 }
 
 Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
@@ -104,7 +109,7 @@ Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
             fs.wanted[i / 32] &= ~bit;
         }
     }
-    return {};
+    return after_set(ref.name);
 }
 
 Result<void> FakeBackend::set_sysctl(const std::string& name, const std::string& value) {

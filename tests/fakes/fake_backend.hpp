@@ -28,6 +28,9 @@ class FakeBackend : public Backend {
     void fail_call(int n, int err, std::string extack = {}) {
         failures_[n] = {err, std::move(extack)};
     }
+    // The n-th SET (a device or features one) is carried out, but its answer
+    // never comes: it fails with Errc::Io, as a timed-out window does.
+    void lose_answer(int n) { lost_.push_back(n); }
     // SETs touching `key` are accepted but change nothing.
     void ignore(Key key) { ignored_.push_back(key); }
     // The driver settles on another value for `key`.
@@ -73,6 +76,8 @@ class FakeBackend : public Backend {
     NicState* by_index(int ifindex);
     int set_calls_ = 0;
     std::map<int, std::pair<int, std::string>> failures_;
+    std::vector<int> lost_;
+    Result<void> after_set(const std::string& name) const;
     std::vector<Key> ignored_;
     std::map<Key, std::function<uint64_t(uint64_t)>> adjust_;
     std::optional<std::pair<int, std::string>> vanish_;

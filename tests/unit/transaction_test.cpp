@@ -271,6 +271,24 @@ TEST_F(TransactionTest, RollsBackAfterAFailureAtEveryStepPosition) {
     SetUp();
 }
 
+// A SET whose answer was lost (a window that timed out) may have been
+// carried out: when the transaction fails, it is undone with the rest.
+TEST_F(TransactionTest, AWriteWithoutAnAnswerFailsAndIsUndone) {
+    be.lose_answer(2);
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"}), {});
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->code, Errc::Io) << r.error->str();
+    // The lost one was carried out: only its undo puts it back.
+    std::size_t undo_of_second = 0;
+    for (std::size_t i = 2; i < be.calls.size(); ++i)
+        undo_of_second += be.calls[i].what == be.calls[1].what;
+    EXPECT_EQ(undo_of_second, 1U) << "the write without an answer is undone once";
+    expect_back_to_initial();
+    EXPECT_TRUE(r.left().empty());
+}
+
 TEST_F(TransactionTest, KeepGoingAppliesTheRestAndReportsPartial) {
     be.fail_call(2, EINVAL, "nope");
     StateStore store(dir_);
