@@ -9,6 +9,33 @@ namespace nictune::service {
 Watcher::Watcher(Manager& manager, WatcherEvents events)
     : manager_(manager), events_(std::move(events)) {}
 
+const std::string* setting_key(std::string_view path) {
+    static std::set<std::string, std::less<>> pool;
+    auto it = pool.find(path);
+    if (it == pool.end()) it = pool.emplace(path).first;
+    return &*it;
+}
+
+namespace {
+
+// One value per key, the last one given (as a map would keep).
+void set_expected(Tracked& t, const std::string* key, const Scalar& value) {
+    for (auto& b : t.baseline)
+        if (b.key == key) {
+            b.value = value;
+            return;
+        }
+    t.baseline.push_back({key, value});
+}
+
+}  // namespace
+
+const Scalar* Tracked::expected(std::string_view key) const {
+    for (const auto& b : baseline)
+        if (*b.key == key) return &b.value;
+    return nullptr;
+}
+
 void Watcher::set_config(DaemonConfig cfg, std::map<std::string, Profile> profiles) {
     cfg_ = std::move(cfg);
     profiles_ = std::move(profiles);
@@ -23,7 +50,7 @@ void Watcher::set_config(DaemonConfig cfg, std::map<std::string, Profile> profil
     // Re-evaluate which tracked interfaces are bound; a binding that no
     // longer matches stops enforcing but leaves the settings as they are.
     for (auto& [idx, t] : tracked_) {
-        t.binding.reset();
+        t.binding = nullptr;
         t.enforcement_suspended = false;
         t.enforcements.clear();
     }
@@ -45,7 +72,7 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
                     case Outcome::Adjusted:
                     case Outcome::Unchanged:
                         if (!std::holds_alternative<std::monostate>(s.actual))
-                            t.baseline[s.step.setting.path()] = s.actual;
+                            set_expected(t, setting_key(s.step.setting.path()), s.actual);
                         break;
                     default:
                         break;
@@ -77,12 +104,9 @@ Result<const Profile*> Watcher::bound_profile(const std::string& name,
 void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& reason) {
     // Once bound, an interface stays bound under a new name (tracked by
     // ifindex); a new ifindex or a reload looks the binding up again.
-    if (!t.binding) {
-        const Binding* b = cfg_.binding_for(st.id);
-        if (!b) return;
-        t.binding = *b;
-    }
-    const Binding* b = &*t.binding;
+    if (!t.binding) t.binding = cfg_.binding_for(st.id);
+    if (!t.binding) return;
+    const Binding* b = t.binding;
     // The interface was just read: plan from that state, no second read.
     const ApplyRequest req{b->profile, {st.id.name}, false, false, false};
     std::optional<Profile> holder;
@@ -113,7 +137,7 @@ void Watcher::apply_all(const std::string& reason) {
         auto& t = tracked_[st.id.ifindex];
         t.ifindex = st.id.ifindex;
         t.name = st.id.name;
-        t.binding.reset();
+        t.binding = nullptr;
         if (cfg_.binding_for(st.id)) bound.push_back(std::move(st));
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
@@ -138,11 +162,8 @@ void Watcher::apply_bindings(std::vector<NicState> nics, const std::string& reas
         auto it = tracked_.find(st.id.ifindex);
         if (it == tracked_.end()) continue;
         Tracked& t = it->second;
-        if (!t.binding) {
-            const Binding* b = cfg_.binding_for(st.id);
-            if (!b) continue;
-            t.binding = *b;
-        }
+        if (!t.binding) t.binding = cfg_.binding_for(st.id);
+        if (!t.binding) continue;
         auto g = std::find_if(groups.begin(), groups.end(),
                               [&](const auto& x) { return x.first == t.binding->profile; });
         if (g == groups.end()) g = groups.insert(groups.end(), {t.binding->profile, {}});
@@ -381,10 +402,10 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
     };
     std::vector<std::pair<std::string, Scalar>> changed;
     for (const auto& [key, want] : t.baseline) {
-        auto id = SettingId::parse(key);
+        auto id = SettingId::parse(*key);
         if (!section_checked(id)) continue;
         Scalar actual = value_in(*id, &nic, nullptr);
-        if (actual != want) changed.emplace_back(key, actual);
+        if (actual != want) changed.emplace_back(*key, actual);
     }
     const auto checked = [&](const std::string& key) {
         return section_checked(SettingId::parse(key));
@@ -395,12 +416,12 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
     const bool enforce = t.binding && t.binding->enforce && !t.enforcement_suspended;
     for (const auto& [key, actual] : changed) {
         t.drifted.push_back(key);
+        const std::string expected = to_string(*t.expected(key));
         log(Level::Warning,
-            key + " drifted: " + to_string(actual) + ", expected " + to_string(t.baseline[key]) +
+            key + " drifted: " + to_string(actual) + ", expected " + expected +
                 (enforce ? "; re-applying" : ""),
             {t.name, t.profile, key, ""});
-        if (events_.drift)
-            events_.drift(t.name, key, to_string(t.baseline[key]), to_string(actual), enforce);
+        if (events_.drift) events_.drift(t.name, key, expected, to_string(actual), enforce);
     }
     if (!enforce) return;
     const auto t_now = now();
@@ -459,7 +480,7 @@ void Watcher::check_dirty() {
         checked.push_back(idx);
         req.names.push_back(it->second.name);
         for (const auto& [key, value] : it->second.baseline)
-            if (auto id = SettingId::parse(key)) req.sections |= ReadRequest::bit(id->section);
+            if (auto id = SettingId::parse(*key)) req.sections |= ReadRequest::bit(id->section);
     }
     if (checked.empty()) return;
     // Those gone are left out (their RTM_DELLINK says so).

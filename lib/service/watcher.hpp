@@ -26,19 +26,37 @@
 
 namespace nictune::service {
 
+// A setting path ("link.mtu") shared by every tracked interface: a daemon
+// with thousands of bound interfaces keeps one copy of each path. The pool
+// holds the paths the profiles name, so it stays small.
+const std::string* setting_key(std::string_view path);
+
+// One value of a baseline.
+struct BaselineValue {
+    const std::string* key;  // from setting_key()
+    Scalar value;
+};
+
+// What nictuned knows of one interface. Kept small: a host may have
+// thousands (SR-IOV VFs), and this is most of the daemon's heap.
 struct Tracked {
     int ifindex = 0;
     std::string name;
-    std::optional<Binding> binding;
-    std::string profile;                     // last applied (binding or request)
-    std::string transaction;                 // last transaction
-    std::string last_result;                 // tx_result_name or "" before any
-    std::map<std::string, Scalar> baseline;  // setting path -> value after the last apply
-    std::vector<std::string> drifted;        // keys that differ now
+    // In the watcher's configuration: set_config() forgets every binding
+    // before it replaces that, so this never dangles.
+    const Binding* binding = nullptr;
+    std::string profile;                  // last applied (binding or request)
+    std::string transaction;              // last transaction
+    std::string last_result;              // tx_result_name or "" before any
+    std::vector<BaselineValue> baseline;  // the values after the last apply
+    std::vector<std::string> drifted;     // keys that differ now
     // At most kMaxEnforcementsPerMinute entries, oldest first. A vector: an
     // empty std::deque already allocates ~600 bytes, per tracked interface.
     std::vector<std::chrono::steady_clock::time_point> enforcements;
     bool enforcement_suspended = false;
+
+    // The baseline's value of `key`, or nullptr.
+    [[nodiscard]] const Scalar* expected(std::string_view key) const;
 };
 
 struct WatcherEvents {

@@ -238,6 +238,36 @@ TEST_F(WatcherTest, InterfacesThatAppearTogetherAreTunedInOneTransaction) {
     EXPECT_EQ(events.size(), 5U);
 }
 
+// Thousands of VFs may be tracked: what each costs is mostly its baseline
+// and binding. Those are shared, not copied: one string per setting path,
+// and the binding of the configuration itself.
+TEST_F(WatcherTest, TrackedInterfacesShareTheirBindingAndBaselineKeys) {
+    bind("vf*", false, "[link]\nmtu = 9000\n[rings]\nrx = 2048\n");
+    watcher->apply_all("boot");
+    appear(0);
+    appear(1);
+    watcher->process();
+    const Tracked& a = watcher->tracked().at(100);
+    const Tracked& b = watcher->tracked().at(101);
+    ASSERT_EQ(a.last_result, "applied");
+    ASSERT_EQ(b.last_result, "applied");
+    EXPECT_EQ(a.binding, &watcher->config().bindings.front());
+    EXPECT_EQ(b.binding, a.binding);
+    ASSERT_EQ(a.baseline.size(), 2U);
+    ASSERT_EQ(b.baseline.size(), 2U);
+    for (std::size_t i = 0; i < a.baseline.size(); ++i)
+        EXPECT_EQ(a.baseline[i].key, b.baseline[i].key) << *a.baseline[i].key;
+    EXPECT_EQ(setting_key("link.mtu"), setting_key(std::string("link.") + "mtu"));
+    ASSERT_NE(a.expected("link.mtu"), nullptr);
+    EXPECT_EQ(*a.expected("link.mtu"), Scalar{uint64_t{9000}});
+    ASSERT_NE(a.expected("rings.rx"), nullptr) << *a.baseline[0].key << ", " << *a.baseline[1].key;
+    EXPECT_EQ(*a.expected("rings.rx"), Scalar{uint64_t{2048}});
+    EXPECT_EQ(a.expected("rings.tx"), nullptr);
+    // A reload forgets every binding before the old configuration goes.
+    bind("p4p*", false);
+    EXPECT_EQ(watcher->tracked().at(100).binding, nullptr);
+}
+
 TEST_F(WatcherTest, ABurstLargerThanAReadChunkIsReadAndTunedChunkByChunk) {
     bind("vf*", false);
     watcher->apply_all("boot");
