@@ -438,41 +438,35 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         return res;
     }
 
-    // The writes, in apply order, each remembering its step.
-    std::vector<Write> writes;
+    // The writes, in apply order, each remembering its step: phase by phase
+    // across interfaces (each interface keeps its own order), so that the
+    // same phase on many interfaces goes out as one batch. The steps are
+    // ordered first and copied once.
     std::vector<StepRef> refs;
     for (std::size_t i = 0; i < plan.interfaces.size(); ++i) {
-        const auto& ip = plan.interfaces[i];
-        NicRef nic{ip.id.ifindex, ip.id.name};
-        for (std::size_t k = 0; k < ip.steps.size(); ++k) {
-            const auto& s = ip.steps[k];
-            if (s.kind != StepKind::Change) continue;
-            writes.push_back(Write{nic, s.setting, s.target, s.feature_index, ip.feature_bits});
-            refs.push_back({i, k});
-        }
+        const auto& steps = plan.interfaces[i].steps;
+        for (std::size_t k = 0; k < steps.size(); ++k)
+            if (steps[k].kind == StepKind::Change) refs.push_back({i, k});
     }
-    for (std::size_t k = 0; k < plan.system.size(); ++k) {
-        if (plan.system[k].kind != StepKind::Change) continue;
-        writes.push_back(Write{std::nullopt, plan.system[k].setting, plan.system[k].target, 0, 0});
-        refs.push_back({kSystem, k});
-    }
-    // Phase by phase across interfaces (each interface keeps its own order),
-    // so that the same phase on many interfaces goes out as one batch.
-    {
-        std::vector<std::size_t> order(writes.size());
-        for (std::size_t i = 0; i < order.size(); ++i)
-            order[i] = i;
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return phase_of_setting(writes[a].id) < phase_of_setting(writes[b].id);
-        });
-        std::vector<Write> w2;
-        std::vector<StepRef> r2;
-        for (std::size_t i : order) {
-            w2.push_back(std::move(writes[i]));
-            r2.push_back(refs[i]);
+    for (std::size_t k = 0; k < plan.system.size(); ++k)
+        if (plan.system[k].kind == StepKind::Change) refs.push_back({kSystem, k});
+    const auto plan_step = [&](StepRef r) -> const PlanStep& {
+        return r.iface == kSystem ? plan.system[r.step] : plan.interfaces[r.iface].steps[r.step];
+    };
+    std::stable_sort(refs.begin(), refs.end(), [&](StepRef a, StepRef b) {
+        return phase_of_setting(plan_step(a).setting) < phase_of_setting(plan_step(b).setting);
+    });
+    std::vector<Write> writes;
+    writes.reserve(refs.size());
+    for (StepRef r : refs) {
+        const PlanStep& s = plan_step(r);
+        if (r.iface == kSystem) {
+            writes.push_back(Write{std::nullopt, s.setting, s.target, 0, 0});
+            continue;
         }
-        writes = std::move(w2);
-        refs = std::move(r2);
+        const auto& ip = plan.interfaces[r.iface];
+        writes.push_back(Write{NicRef{ip.id.ifindex, ip.id.name}, s.setting, s.target,
+                               s.feature_index, ip.feature_bits});
     }
 
     // Save the originals before the first change.
@@ -502,11 +496,13 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         rec.updated_at = unix_now();
         rec.targets.clear();
         for (const auto& s : ip.steps) {
-            if (s.kind == StepKind::Change && !rec.original(s.setting.path()))
-                rec.originals.push_back(SavedValue{s.setting.path(), s.current});
-            if (s.kind == StepKind::Change || s.kind == StepKind::Unchanged ||
-                s.kind == StepKind::Covered)
-                rec.targets.push_back(SavedValue{s.setting.path(), s.target});
+            if (s.kind != StepKind::Change && s.kind != StepKind::Unchanged &&
+                s.kind != StepKind::Covered)
+                continue;
+            std::string path = s.setting.path();
+            if (s.kind == StepKind::Change && !rec.original(path))
+                rec.originals.push_back(SavedValue{path, s.current});
+            rec.targets.push_back(SavedValue{std::move(path), s.target});
         }
         records.push_back(std::move(rec));
     }
