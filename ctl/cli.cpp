@@ -154,9 +154,11 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
         auto r = direct->manager->audit(req);
         if (!r) return report_error(r.error());
         if (a.json) {
-            // The fast path: written in one pass, never held as a tree.
-            const std::string text = report::audit_json_text(*r);
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            // The fast path: written in one pass, never held as a tree,
+            // nor as a whole text.
+            report::write_audit_json(
+                *r, [](std::string_view part) { std::fwrite(part.data(), 1, part.size(), stdout); },
+                64 * 1024);
             std::fputc('\n', stdout);
             uint64_t problems = 0;
             for (const auto& i : r->interfaces)

@@ -139,9 +139,10 @@ nlohmann::json scalar_json(const Scalar& s) {
     return scalar_to_json<nlohmann::json>(s);
 }
 
-std::string audit_json_text(const AuditReport& r) {
+void write_audit_json(const AuditReport& r, const std::function<void(std::string_view)>& sink,
+                      std::size_t chunk) {
     std::string out;
-    out.reserve(1024 + r.interfaces.size() * 4096);
+    out.reserve(chunk + 8192);
     JsonWriter w(out);
     w.begin_object();
     w.key("interfaces");
@@ -152,6 +153,12 @@ std::string audit_json_text(const AuditReport& r) {
         interface(w, a, keys);
         for (const auto& f : a.findings)
             ++counts[static_cast<int>(f.severity)];
+        // The writer keeps its state apart from the text: the text so far
+        // can go out, and the buffer be used again while it is in the cache.
+        if (out.size() >= chunk) {
+            sink(out);
+            out.clear();
+        }
     }
     w.end_array();
     w.key("tuned");
@@ -178,7 +185,15 @@ std::string audit_json_text(const AuditReport& r) {
     w.end_array();
     w.field("nictune_version", NICTUNE_VERSION);
     w.end_object();
-    return out;
+    sink(out);
+}
+
+std::string audit_json_text(const AuditReport& r) {
+    std::string text;
+    text.reserve(1024 + r.interfaces.size() * 4096);
+    write_audit_json(
+        r, [&](std::string_view part) { text.append(part); }, 64 * 1024);
+    return text;
 }
 
 nlohmann::json audit_json(const AuditReport& r) {

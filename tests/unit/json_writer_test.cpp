@@ -78,5 +78,35 @@ TEST(AuditJson, ParsesBackWithTheDocumentedFields) {
     EXPECT_EQ(audit_json(r), j);
 }
 
+// nictunectl streams the audit in parts of whole interfaces: together they
+// are exactly the one-piece text, whatever the part size.
+TEST(AuditJson, StreamedInPartsIsTheSameText) {
+    AuditReport r;
+    for (int i = 0; i < 5; ++i)
+        r.interfaces.push_back(
+            InterfaceAudit{test::ixgbe_port("p" + std::to_string(i)), std::nullopt, {}});
+    r.system.sysctl = {{"net.core.rmem_max", "212992"}};
+    const std::string whole = audit_json_text(r);
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{3000}, whole.size() * 2}) {
+        SCOPED_TRACE("chunk " + std::to_string(chunk));
+        std::string joined;
+        int parts = 0;
+        write_audit_json(
+            r,
+            [&](std::string_view part) {
+                joined.append(part);
+                ++parts;
+            },
+            chunk);
+        EXPECT_EQ(joined, whole);
+        if (chunk == 1)
+            EXPECT_EQ(parts, 6) << "one part per interface, then the rest";
+        else if (chunk > whole.size())
+            EXPECT_EQ(parts, 1);
+        else
+            EXPECT_GT(parts, 1);
+    }
+}
+
 }  // namespace
 }  // namespace nictune::report
