@@ -325,6 +325,14 @@ def scenario_audit(ctx, n):
     }
 
 
+# The 1 -> 64 step is a difference of 1-3 ms between two medians of about
+# 5 ms: with 11 repetitions it moved by 3x between two runs twelve minutes
+# apart (13 and 41 us per interface, 2026-11-30 22:14 and 22:26), and the
+# flatness with it (0.86 and 2.06). A round of all nine variants takes about
+# 60 ms, so many more repetitions cost a few seconds.
+FLATNESS_REPS = 41
+
+
 def scenario_flatness(ctx, scales):
     """Audit at every N in one alternating run (one namespace per N), so that
     the per-interface costs compare numbers taken under the same load."""
@@ -341,7 +349,7 @@ def scenario_flatness(ctx, scales):
                                         "audit --all --json"]
             variants[f"floor@{n}"] = [f"ns={ns.ns} {ctx.bin('nictune_bench_floor')}"]
             variants[f"floor, skip stats@{n}"] = [f"ns={ns.ns} {ctx.bin('nictune_bench_floor')} --skip-stats"]
-        res, reps = time_variants(ctx, variants, ctx.args.reps + 4, in_ns=False)
+        res, reps = time_variants(ctx, variants, FLATNESS_REPS, in_ns=False)
     finally:
         for _, ns in spaces:
             ns.delete()
