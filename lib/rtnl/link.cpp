@@ -424,7 +424,7 @@ std::vector<Result<void>> Socket::change_links(
             // nl_send_auto would add this; without it the kernel ACKs the
             // message without acting on it. No NLM_F_ACK: the kernel answers
             // only a failure, and the window's last message (below).
-            nlh->nlmsg_flags = (nlh->nlmsg_flags & ~NLM_F_ACK) | NLM_F_REQUEST;
+            nlh->nlmsg_flags |= NLM_F_REQUEST;
             nlh->nlmsg_pid = 0;
             seqs.push_back(nlh->nlmsg_seq);
             last_offset = window.size();

@@ -269,11 +269,8 @@ TEST(RtnlLinks, ChangeLinkOfAVanishedIndexIsNoSuchInterface) {
 TEST(RtnlLinks, ChangeLinksAnswersEachChangeOfSeveralWindows) {
     NICTUNE_REQUIRE_NETNS(ns);
     constexpr int kLinks = 150;  // three windows of at most 64
-    std::string script;
-    for (int i = 0; i < kLinks; ++i)
-        script += "link add name nb" + std::to_string(i) + " type veth peer name nbp" +
-                  std::to_string(i) + "\n";
-    ASSERT_EQ(ns->exec("printf '" + script + "' | ip -batch -").status, 0);
+    auto made = ns->add_veth_pairs("nb", "nbp", kLinks);
+    ASSERT_EQ(made.status, 0) << made.err;
     auto sock = open_inside(*ns);
     std::map<std::string, int> ifindex;
     ASSERT_TRUE(sock->dump_links([&](Link&& l) { ifindex[l.name] = l.ifindex; }));

@@ -39,6 +39,13 @@ CommandResult TestNetns::exec(const std::string& script, int timeout_ms) const {
     return run({"ip", "netns", "exec", name_, "sh", "-c", script}, timeout_ms);
 }
 
+CommandResult TestNetns::add_veth_pairs(const std::string& name, const std::string& peer, int count,
+                                        int timeout_ms) const {
+    return exec("for i in $(seq 0 " + std::to_string(count - 1) + "); do echo \"link add name " +
+                    name + "$i type veth peer name " + peer + "$i\"; done | ip -batch -",
+                timeout_ms);
+}
+
 CommandResult TestNetns::exec_argv(const std::vector<std::string>& argv, int timeout_ms) const {
     std::vector<std::string> full = {"ip", "netns", "exec", name_};
     full.insert(full.end(), argv.begin(), argv.end());

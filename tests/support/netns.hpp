@@ -27,6 +27,11 @@ class TestNetns {
     // `ip netns exec NAME argv...`
     CommandResult exec_argv(const std::vector<std::string>& argv, int timeout_ms = 20000) const;
 
+    // `count` veth pairs NAME<i> / PEER<i>, i from 0, both ends in this
+    // namespace, made by one `ip -batch` run.
+    CommandResult add_veth_pairs(const std::string& name, const std::string& peer, int count,
+                                 int timeout_ms = 60000) const;
+
     // Runs fn on a thread that joined the namespace (setns). Sockets opened
     // there belong to the namespace; /sys still shows the host's view.
     void run_inside(const std::function<void()>& fn) const;
