@@ -224,12 +224,17 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
             ip.steps.push_back(feature_step(f, st));
         const DriverFacts* df =
             opts.facts && st.id.driver ? opts.facts->find(*st.id.driver) : nullptr;
-        if ((!df || !df->knows_settable()) &&
+        const std::string driver = st.id.driver.value_or("this driver");
+        if ((!df || !df->knows_settable() || st.id.module_version) &&
             std::any_of(ip.steps.begin(), ip.steps.end(), [](const PlanStep& s) {
                 return s.kind == StepKind::Change && judged_by_facts(s.phase);
             }))
             ip.warnings.push_back(
-                "nictune's driver table has no entry for " + st.id.driver.value_or("this driver") +
+                (df && df->knows_settable()
+                     ? driver + " is an out-of-tree build (module version " +
+                           st.id.module_version.value_or("?") +
+                           "), which nictune's driver table does not describe"
+                     : "nictune's driver table does not cover " + driver) +
                 ": whether it accepts what it reports is unknown, the kernel will judge each "
                 "value");
         std::stable_sort(ip.steps.begin(), ip.steps.end(),

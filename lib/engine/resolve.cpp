@@ -210,7 +210,10 @@ Resolved resolve(const Profile& profile, const NicState& state, const ResolveCon
     Resolved out;
     const std::string driver = state.id.driver.value_or("");
     const DriverFacts* df = ctx.facts ? ctx.facts->find(driver) : nullptr;
-    const DriverFacts* table = df && df->knows_settable() ? df : nullptr;
+    // The table describes the in-tree driver: an out-of-tree build (it has a
+    // module version; no in-tree driver here declares one) is its own code.
+    const DriverFacts* table =
+        df && df->knows_settable() && !state.id.module_version ? df : nullptr;
 
     for (const auto& info : device_keys()) {
         const auto& t = profile.setting(info.key);

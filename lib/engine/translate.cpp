@@ -10,7 +10,7 @@ using A = RuleAction;
 
 // ixgbe: ixgbe_set_coalesce() treats rx-usecs 1 as "dynamic ITR"; the driver
 // declares only ETHTOOL_COALESCE_USECS, so since Linux 5.7 the core rejects
-// adaptive-rx/tx with EOPNOTSUPP. With combined queues TX shares the RX
+// adaptive-rx/tx (netlink: EINVAL, the ioctl: EOPNOTSUPP). With combined queues TX shares the RX
 // vector and tx-usecs is rejected, so adaptive TX also means rx-usecs 1.
 // e1000e: e1000_set_coalesce() maps rx-usecs 1 to dynamic InterruptThrottleRate
 // (3 conservative, 4 simplified); one throttle covers RX and TX.

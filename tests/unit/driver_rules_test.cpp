@@ -115,12 +115,23 @@ TEST_F(DriverRulesTest, ADriverOutsideTheTableKeepsReportedAsSettableAndThePlanS
     EXPECT_EQ(step(plan, "coalesce.tx_frames_irq").kind, StepKind::Change);
     ASSERT_EQ(plan.interfaces[0].warnings.size(), 1U);
     EXPECT_EQ(plan.interfaces[0].warnings[0],
-              "nictune's driver table has no entry for mlx5_core: whether it accepts what it "
+              "nictune's driver table does not cover mlx5_core: whether it accepts what it "
               "reports is unknown, the kernel will judge each value");
     // A known driver gets no such warning; nor does an MTU-only plan.
     EXPECT_TRUE(
         plan_of("[coalesce]\nrx_usecs = 50\n", test::ixgbe_port()).interfaces[0].warnings.empty());
     EXPECT_TRUE(plan_of("[link]\nmtu = 9000\n", nic).interfaces[0].warnings.empty());
+    // Intel's out-of-tree ixgbe is other code than the in-tree driver the table describes.
+    auto oot = test::ixgbe_port();
+    oot.id.module_version = "5.3.6";
+    oot.values.set(Key::CoalTxFramesIrq, 256);
+    auto p2 = plan_of("[coalesce]\ntx_frames_irq = 64\n", oot);
+    EXPECT_EQ(step(p2, "coalesce.tx_frames_irq").kind, StepKind::Change);
+    ASSERT_EQ(p2.interfaces[0].warnings.size(), 1U);
+    EXPECT_EQ(p2.interfaces[0].warnings[0],
+              "ixgbe is an out-of-tree build (module version 5.3.6), which nictune's driver "
+              "table does not describe: whether it accepts what it reports is unknown, the "
+              "kernel will judge each value");
 }
 
 TEST_F(DriverRulesTest, AKeyTheDriverNeitherReportsNorAcceptsIsUnsupportedWithTheReason) {
