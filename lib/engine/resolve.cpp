@@ -149,12 +149,12 @@ void resolve_features(const Profile& profile, const NicState& state, Resolved& o
 }
 
 // Why features cannot be had: fixed ones (the reason), and those the kernel
-// keeps at the other value (Blocked): LRO on a
-// forwarding host, and those whose request (wanted) already stands while
-// the kernel keeps them off or on (a dependency such as scatter-gather, an
-// upper device such as a bridge, XDP). The last is certain only when the
-// plan changes no other feature of the device, which might lift the cause;
-// otherwise the SET is sent and verification reports it.
+// keeps at the other value (Blocked): LRO on a forwarding host, and those
+// whose request (wanted) already stands while the kernel keeps them off or
+// on (a dependency such as scatter-gather, an upper device such as a
+// bridge, XDP). The last is certain only when the plan changes no other
+// feature of the device, which might lift the cause; otherwise the SET is
+// sent and verification reports it.
 void block_features(const NicState& state, const ResolveContext& ctx, const DriverFacts* df,
                     Resolved& out) {
     const std::string driver = state.id.driver.value_or("the driver");
