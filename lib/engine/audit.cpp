@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/plan.hpp"
 #include "engine/resolve.hpp"
 #include "engine/translate.hpp"
 #include "sysinfo/procsys.hpp"
@@ -165,7 +166,7 @@ void profile_findings(const NicState& state, const Profile& profile, const Audit
                       std::vector<Finding>& out) {
     const auto& id = state.id;
     const std::string fix = apply_fix(profile, id);
-    auto res = resolve(profile, state);
+    auto res = resolve(profile, state, ResolveContext{ctx.facts, ctx.system});
     for (const auto& r : res.settings) {
         const std::string req = key_path(r.requested);
         const Scalar want_req =
@@ -173,6 +174,7 @@ void profile_findings(const NicState& state, const Profile& profile, const Audit
         switch (r.resolution) {
             case Resolution::Native:
             case Resolution::Translated:
+            case Resolution::Adjusted:
             case Resolution::Covered: {
                 auto actual = state.values.get(r.key);
                 const Scalar want = scalar_of(r.key, r.value);
@@ -201,6 +203,8 @@ void profile_findings(const NicState& state, const Profile& profile, const Audit
                                       req + " is not supported here: " + r.note, ""});
                 break;
             case Resolution::OutOfRange:
+            case Resolution::NotSettable:
+            case Resolution::DriverRefuses:
                 out.push_back(Finding{
                     Severity::Fail, req, want_req,
                     state.values.get(r.key) ? scalar_of(r.key, *state.values.get(r.key)) : Scalar{},
@@ -225,11 +229,12 @@ void profile_findings(const NicState& state, const Profile& profile, const Audit
                                       ""});
                 break;
             case FeatureStatus::Fixed:
-                out.push_back(Finding{
-                    Severity::Info, key, f.on, !f.on,
-                    f.name + " is fixed " + (f.on ? "off" : "on") + " on this device (" +
-                        (id.driver ? *id.driver : std::string("driver")) + " cannot change it)",
-                    ""});
+                out.push_back(Finding{Severity::Info, key, f.on, !f.on, f.why, ""});
+                break;
+            case FeatureStatus::Blocked:
+                // Nothing nictune can set changes it: said, not counted as a problem.
+                out.push_back(Finding{Severity::Info, key, f.on, state.features->is_active(f.index),
+                                      f.name + " is blocked: " + f.why, ""});
                 break;
             case FeatureStatus::Ok: {
                 bool active = state.features->is_active(f.index);
@@ -329,9 +334,9 @@ Result<AuditReport> run_audit(Backend& backend, const profile::Store& store, con
         else
             a.profile = choose_profile(candidates, a.state.id);
         if (a.profile)
-            for (const auto& s : a.profile->profile->sysctl)
-                if (std::find(sysctls.begin(), sysctls.end(), s.name) == sysctls.end())
-                    sysctls.push_back(s.name);
+            for (const auto& name : plan_sysctls(*a.profile->profile))
+                if (std::find(sysctls.begin(), sysctls.end(), name) == sysctls.end())
+                    sysctls.push_back(name);
         report.interfaces.push_back(std::move(a));
     }
     auto sys = backend.read_system(SystemQuery{sysctls, true, true});

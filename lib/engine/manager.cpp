@@ -46,12 +46,10 @@ Result<std::vector<NicState>> Manager::targets(const Profile& profile, const App
 
 Result<Plan> Manager::plan_for(const Profile& profile, std::vector<NicState> nics,
                                const ApplyRequest& req) {
-    std::vector<std::string> sysctls;
-    for (const auto& s : profile.sysctl)
-        sysctls.push_back(s.name);
-    auto sys = backend_.read_system(SystemQuery{sysctls, false, profile.tuned_profile.has_value()});
+    auto sys = backend_.read_system(
+        SystemQuery{plan_sysctls(profile), false, profile.tuned_profile.has_value()});
     if (!sys) return std::unexpected(sys.error());
-    return make_plan(profile, nics, *sys, PlanOptions{req.force});
+    return make_plan(profile, nics, *sys, PlanOptions{req.force, &facts_});
 }
 
 Result<Plan> Manager::plan(const Profile& profile, const ApplyRequest& req) {

@@ -42,6 +42,8 @@ const char* step_kind_name(StepKind k) {
             return "unsupported";
         case StepKind::Refused:
             return "refused";
+        case StepKind::Blocked:
+            return "blocked";
     }
     return "refused";
 }
@@ -81,13 +83,15 @@ PlanStep device_step(const ResolvedSetting& r, const NicState& st) {
     s.requested = requested_text(r.requested, r.target);
     s.resolution = r.resolution;
     s.note = r.note;
-    s.resets_link = key_info(r.key).resets_link;
+    s.resets_link = r.resets_link;
+    if (!r.reset_note.empty()) s.note += (s.note.empty() ? "" : "; ") + r.reset_note;
     auto cur = st.values.get(r.key);
     s.current = cur ? scalar_of(r.key, *cur) : Scalar{};
     s.target = scalar_of(r.key, r.value);
     switch (r.resolution) {
         case Resolution::Native:
         case Resolution::Translated:
+        case Resolution::Adjusted:
             s.kind = cur && *cur == r.value ? StepKind::Unchanged : StepKind::Change;
             break;
         case Resolution::Covered:
@@ -103,6 +107,8 @@ PlanStep device_step(const ResolvedSetting& r, const NicState& st) {
             break;
         case Resolution::OutOfRange:
         case Resolution::Conflict:
+        case Resolution::NotSettable:
+        case Resolution::DriverRefuses:
             s.kind = StepKind::Refused;
             break;
     }
@@ -123,12 +129,14 @@ PlanStep feature_step(const ResolvedFeature& f, const NicState& st) {
             s.current = active;
             s.kind = active == f.on ? StepKind::Unchanged : StepKind::Change;
             if (f.requested != f.name) s.note = "from " + f.requested;
+            s.resets_link = s.kind == StepKind::Change && f.resets_link;
             break;
         }
         case FeatureStatus::Fixed:
-            s.current = !f.on;
-            s.kind = StepKind::Unsupported;
-            s.note = f.name + " is fixed on this device";
+        case FeatureStatus::Blocked:
+            s.current = st.features->is_active(f.index);
+            s.kind = s.current == Scalar{f.on} ? StepKind::Unchanged : StepKind::Blocked;
+            s.note = f.why;
             break;
         case FeatureStatus::NotOnDevice:
             s.kind = StepKind::Unsupported;
@@ -138,7 +146,21 @@ PlanStep feature_step(const ResolvedFeature& f, const NicState& st) {
     return s;
 }
 
+// Device sections whose SET the driver facts judge.
+bool judged_by_facts(Phase p) {
+    return p == Phase::Channels || p == Phase::Rings || p == Phase::Pause || p == Phase::Coalesce;
+}
+
 }  // namespace
+
+std::vector<std::string> plan_sysctls(const Profile& profile) {
+    std::vector<std::string> out;
+    for (const auto& s : profile.sysctl)
+        out.push_back(s.name);
+    for (auto& s : consulted_sysctls(profile))
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+    return out;
+}
 
 std::vector<std::string> Plan::refusals() const {
     std::vector<std::string> out;
@@ -195,11 +217,26 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
                                           " is listed as bad by profile " + profile.name +
                                           ": tuning will not fix the driver");
         }
-        auto res = resolve(profile, st);
+        auto res = resolve(profile, st, ResolveContext{opts.facts, &system});
         for (const auto& r : res.settings)
             ip.steps.push_back(device_step(r, st));
         for (const auto& f : res.features)
             ip.steps.push_back(feature_step(f, st));
+        const DriverFacts* df =
+            opts.facts && st.id.driver ? opts.facts->find(*st.id.driver) : nullptr;
+        const std::string driver = st.id.driver.value_or("this driver");
+        if ((!df || !df->knows_settable() || st.id.module_version) &&
+            std::any_of(ip.steps.begin(), ip.steps.end(), [](const PlanStep& s) {
+                return s.kind == StepKind::Change && judged_by_facts(s.phase);
+            }))
+            ip.warnings.push_back(
+                (df && df->knows_settable()
+                     ? driver + " is an out-of-tree build (module version " +
+                           st.id.module_version.value_or("?") +
+                           "), which nictune's driver table does not describe"
+                     : "nictune's driver table does not cover " + driver) +
+                ": whether it accepts what it reports is unknown, the kernel will judge each "
+                "value");
         std::stable_sort(ip.steps.begin(), ip.steps.end(),
                          [](const PlanStep& a, const PlanStep& b) { return a.phase < b.phase; });
         for (auto& s : ip.steps)

@@ -1,8 +1,8 @@
 // Plan: what applying a profile would change, step by step, in the order it
 // would be applied (channels, rings, link, pause, features, coalescing, then
 // sysctls and tuned), with the current value, the target, the driver
-// translation and whether it resets the link. A plan is pure: it reads
-// nothing and changes nothing.
+// translation, what the driver accepts and whether it resets the link. A
+// plan is pure: it reads nothing and changes nothing.
 #pragma once
 
 #include <optional>
@@ -13,6 +13,7 @@
 #include "engine/resolve.hpp"
 #include "engine/setting.hpp"
 #include "model/nic_state.hpp"
+#include "profile/facts.hpp"
 #include "profile/profile.hpp"
 
 namespace nictune {
@@ -26,6 +27,7 @@ enum class StepKind : uint8_t {
     Covered,      // expressed by another step's value (see note)
     Unsupported,  // the device or system does not offer it; reported, not fatal
     Refused,      // outside the device's limits or contradictory: nothing may change
+    Blocked,      // a feature the kernel keeps at the other value (see note); not fatal
 };
 const char* step_kind_name(StepKind k);
 
@@ -66,7 +68,14 @@ struct Plan {
 
 struct PlanOptions {
     bool force = false;  // apply even where [match] does not fit
+    // What the drivers accept; a driver without a table there is planned as
+    // "what it reports is settable", and the plan says so.
+    const FactsBook* facts = &FactsBook::builtin();
 };
+
+// The sysctls a plan for `profile` reads: the profile's own and those the
+// driver checks consult (IP forwarding, for LRO).
+std::vector<std::string> plan_sysctls(const Profile& profile);
 
 Plan make_plan(const Profile& profile, std::span<const NicState> nics, const SystemState& system,
                const PlanOptions& opts = {});

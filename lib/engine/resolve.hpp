@@ -1,7 +1,8 @@
 // What a profile means for one device: each requested value resolved to the
-// device key and value that express it (driver rules, "max", limits), and
-// each feature name expanded to the device's kernel feature names. Shared by
-// audit (compare) and plan (change).
+// device key and value that express it (driver rules, "max", limits, what
+// the driver accepts and how it rounds), and each feature name expanded to
+// the device's kernel feature names. Shared by audit (compare) and plan
+// (change).
 #pragma once
 
 #include <cstddef>
@@ -10,17 +11,21 @@
 #include <vector>
 
 #include "model/nic_state.hpp"
+#include "profile/facts.hpp"
 #include "profile/profile.hpp"
 
 namespace nictune {
 
 enum class Resolution : uint8_t {
-    Native,       // the device has the key; the value is used as given ("max" resolved)
-    Translated,   // a driver rule expresses it through another key or value
-    Covered,      // satisfied by another explicit setting of the profile (see note)
-    Unsupported,  // the device does not report the key and no rule applies
-    OutOfRange,   // outside the device's limits (min/max MTU, ring or channel max)
-    Conflict,     // another request wants a different value of the same device key
+    Native,         // the device has the key; the value is used as given ("max" resolved)
+    Translated,     // a driver rule expresses it through another key or value
+    Covered,        // satisfied by another explicit setting of the profile (see note)
+    Unsupported,    // the device does not report the key and no rule applies
+    OutOfRange,     // outside the device's or the driver's limits (MTU, ring max, driver ranges)
+    Conflict,       // another request wants a different value of the same device key
+    Adjusted,       // the driver stores a nearby value (rounding): `value` is that one
+    NotSettable,    // the driver does not accept this key (though it may report it)
+    DriverRefuses,  // the driver refuses it in this state or combination (see note)
 };
 const char* resolution_name(Resolution r);
 
@@ -30,10 +35,17 @@ struct ResolvedSetting {
     Key key;        // the device key that expresses it
     uint64_t value = 0;
     Resolution resolution = Resolution::Native;
-    std::string note;  // the rule's reason, the limit, the conflict
+    std::string note;          // the rule's reason, the limit, the conflict
+    bool resets_link = false;  // changing it re-initialises the device on this driver
+    std::string reset_note;    // why, when it depends on the values (ixgbe rx-usecs)
 };
 
-enum class FeatureStatus : uint8_t { Ok, NotOnDevice, Fixed };
+enum class FeatureStatus : uint8_t {
+    Ok,
+    NotOnDevice,
+    Fixed,    // the device cannot change it (ethtool's "[fixed]")
+    Blocked,  // the kernel keeps it at the other value, or would (see why)
+};
 
 struct ResolvedFeature {
     std::string requested;  // as written (kernel name or alias)
@@ -42,6 +54,8 @@ struct ResolvedFeature {
     bool on = false;
     FeatureStatus status = FeatureStatus::Ok;
     SourceLoc loc;
+    std::string why;  // Blocked: the reason
+    bool resets_link = false;
 };
 
 struct Resolved {
@@ -49,6 +63,18 @@ struct Resolved {
     std::vector<ResolvedFeature> features;
 };
 
-Resolved resolve(const Profile& profile, const NicState& state);
+// What resolution knows besides the device: the driver facts (nullptr: no
+// driver table, what the device reports is taken as settable) and the
+// system (IP forwarding, for LRO).
+struct ResolveContext {
+    const FactsBook* facts = nullptr;
+    const SystemState* system = nullptr;
+};
+
+Resolved resolve(const Profile& profile, const NicState& state, const ResolveContext& ctx = {});
+
+// Sysctls that resolution consults for `profile` (besides the profile's
+// own): IP forwarding when it turns a feature on.
+std::vector<std::string> consulted_sysctls(const Profile& profile);
 
 }  // namespace nictune

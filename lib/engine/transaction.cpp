@@ -36,6 +36,8 @@ const char* outcome_name(Outcome o) {
             return "rolled_back";
         case Outcome::Refused:
             return "refused";
+        case Outcome::Blocked:
+            return "blocked";
     }
     return "failed";
 }
@@ -137,6 +139,20 @@ struct Group {
 
 bool batchable(const Write& w) {
     return w.nic.has_value() && w.id.section != Section::Sysctl && w.id.section != Section::Tuned;
+}
+
+// A feature SET the kernel took (the wanted bit is the target) while it
+// keeps the feature at the other value: why, or nullopt.
+std::optional<std::string> kernel_keeps_feature(const Write& w, const NicState* nic,
+                                                const Scalar& target) {
+    const bool* on = std::get_if<bool>(&target);
+    if (w.id.section != Section::Features || !on || !nic || !nic->features) return std::nullopt;
+    const auto& fs = *nic->features;
+    auto idx = fs.index_of(w.id.name);
+    if (!idx || fs.is_wanted(*idx) != *on || fs.is_active(*idx) == *on) return std::nullopt;
+    return "the kernel keeps " + w.id.name + (*on ? " off" : " on") +
+           " although the request stands (wanted " + (*on ? "on" : "off") +
+           "): a feature it depends on, an upper device (a bridge or bond) or XDP overrides it";
 }
 
 Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_error,
@@ -388,6 +404,10 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             case StepKind::Refused:
                 s.outcome = Outcome::Refused;
                 break;
+            case StepKind::Blocked:
+                s.outcome = Outcome::Blocked;
+                s.actual = s.step.current;
+                break;
             default:
                 break;
         }
@@ -581,7 +601,13 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
             sr.actual = value_in(writes[i].id, nic, after.sys ? &*after.sys : nullptr);
             if (same_value(writes[i].id, sr.actual, sr.step.target)) {
                 sr.outcome = sr.step.resolution == Resolution::Translated ? Outcome::Translated
+                             : sr.step.resolution == Resolution::Adjusted ? Outcome::Adjusted
                                                                           : Outcome::Applied;
+            } else if (const auto why = kernel_keeps_feature(writes[i], nic, sr.step.target)) {
+                // Requested and accepted, but the kernel holds it (a
+                // dependency, an upper device, XDP): not a failure to undo.
+                sr.outcome = Outcome::Blocked;
+                sr.step.note = (sr.step.note.empty() ? "" : sr.step.note + "; ") + *why;
             } else if (!same_value(writes[i].id, sr.actual, sr.step.current) &&
                        !std::holds_alternative<std::monostate>(sr.actual) &&
                        writes[i].id.section != Section::Features &&

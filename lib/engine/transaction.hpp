@@ -30,6 +30,7 @@ enum class Outcome : uint8_t {
     NotReached,   // not attempted: an earlier step failed
     RolledBack,   // applied, then undone because a later step failed
     Refused,      // outside the device's limits or contradictory: nothing was changed
+    Blocked,      // a feature the kernel keeps at the other value (the note says why)
 };
 const char* outcome_name(Outcome o);
 

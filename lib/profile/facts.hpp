@@ -1,15 +1,20 @@
 // The shipped knowledge file of driver facts (profiles/facts/driver-facts.toml):
-// known-bad versions with the reason and the fix, max MTUs, PCI ids. It is
-// compiled into the binaries so that an uninstalled build knows the same as
-// an installed one; /etc/nictune/driver-facts.toml may add to it.
+// known-bad versions with the reason and the fix, max MTUs, PCI ids, and what
+// each driver accepts (which keys it lets a SET change, the values it takes,
+// which changes reset its link), each row citing the driver source it was
+// read from. It is compiled into the binaries so that an uninstalled build
+// knows the same as an installed one; /etc/nictune/driver-facts.toml may add
+// to it (a driver's table there replaces the built-in one).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "model/schema.hpp"
 #include "profile/profile.hpp"
 #include "util/error.hpp"
 
@@ -19,6 +24,53 @@ struct BadVersion {
     std::string version;
     std::string reason;  // one line, with its source
     std::string fix;
+};
+
+// The keys of one section a driver's SET accepts. A key outside `keys` is
+// refused by the kernel or the driver even when the GET reports it (ethtool's
+// COALESCE_SET checks supported_coalesce_params, RINGS_SET
+// supported_ring_params; the driver's set_* op refuses the rest).
+struct SectionAccepts {
+    Section section = Section::Coalesce;
+    std::vector<Key> keys;  // empty: the driver has no SET for this section
+    std::string source;     // "drivers/net/.../ixgbe_ethtool.c supported_coalesce_params"
+};
+
+// How a driver settles on a value it accepts but does not store as given.
+enum class Rounding : uint8_t {
+    None,
+    Up,    // to the next multiple of `step` (ALIGN)
+    Down,  // to the multiple of `step` below
+    // e1000e: stored as an interrupt rate 1000000/us rounded down to a
+    // multiple of 4, read back as 1000000/rate (e1000_set_coalesce).
+    E1000eItr,
+};
+const char* rounding_name(Rounding r);
+
+// The values a driver accepts for one key: any of `values`, or min..max
+// (either bound may be absent: the device's own limit applies), settled on
+// as `round` says.
+struct ValueRule {
+    Key key = Key::CoalRxUsecs;
+    std::vector<uint64_t> values;
+    std::optional<uint64_t> min;
+    std::optional<uint64_t> max;
+    uint64_t step = 1;
+    Rounding round = Rounding::None;
+    std::string source;
+
+    [[nodiscard]] bool accepts(uint64_t v) const;
+    // What the driver will store (and report) for an accepted value.
+    [[nodiscard]] uint64_t settles_on(uint64_t v) const;
+    // "0, 1, 3, 4 or 10..10000", "64.. in steps of 32"
+    [[nodiscard]] std::string describe() const;
+};
+
+// Changes that re-initialise the device (a short link flap) on this driver.
+struct ResetRow {
+    std::vector<std::string>
+        what;  // setting paths ("link.mtu", "features.rx-lro") or sections ("rings")
+    std::string source;
 };
 
 struct DriverFacts {
@@ -33,6 +85,27 @@ struct DriverFacts {
     // switch (0 = off, 1 = adaptive on ixgbe; 3 = dynamic conservative on e1000e).
     std::vector<std::pair<uint64_t, std::string>> rx_usecs_modes;
     [[nodiscard]] const std::string* rx_usecs_mode(uint64_t v) const;
+
+    // What the driver accepts: one row per device section with a SET
+    // (coalesce, rings, channels, pause), all four or none. None: the
+    // settability is unknown and what the driver reports is taken as settable.
+    std::vector<SectionAccepts> accepts;
+    std::vector<ValueRule> values;
+    // Which changes reset the link. With an `accepts` table these rows are
+    // complete (a change they do not name does not reset); without either,
+    // the schema's defaults apply.
+    std::vector<ResetRow> resets_link;
+
+    [[nodiscard]] bool knows_settable() const { return !accepts.empty(); }
+    // The row for the section of `k` (nullptr: settability unknown).
+    [[nodiscard]] const SectionAccepts* accepts_row(Key k) const;
+    [[nodiscard]] bool settable(Key k) const;
+    [[nodiscard]] const ValueRule* value_rule(Key k) const;
+    // nullopt when this driver has neither reset rows nor a table (use the
+    // schema's default).
+    [[nodiscard]] std::optional<bool> resets(const std::string& setting_path) const;
+    // "ixgbe accepts only rx_usecs, tx_usecs (SOURCE)" / "veth has no coalesce SET (SOURCE)"
+    [[nodiscard]] std::string accepts_text(Section s) const;
 };
 
 class FactsBook {

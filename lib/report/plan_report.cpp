@@ -209,6 +209,8 @@ std::string steps_text(const Json& steps, bool color) {
             what = "covered";
         else if (kind == "unsupported")
             what = paint(color, "2", "unsupported");
+        else if (kind == "blocked")
+            what = paint(color, "33", "blocked") + " (" + value_text(s.at("current")) + ")";
         else
             what = paint(color, "1;31", "REFUSED");
         std::vector<std::string> notes;
@@ -228,6 +230,7 @@ std::string outcome_label(const std::string& o, bool color) {
     const std::string padded = fmt::format("{:<11}", o);
     if (o == "failed" || o == "refused") return paint(color, "1;31", padded);
     if (o == "applied" || o == "translated" || o == "adjusted") return paint(color, "32", padded);
+    if (o == "blocked") return paint(color, "33", padded);
     return padded;
 }
 
@@ -257,7 +260,7 @@ std::string step_results_text(const std::vector<StepView>& steps, bool color) {
                     "  (" + (s.note.empty() ? s.requested : s.requested + ": " + s.note) + ")";
         } else if (o == "unchanged") {
             detail = s.current;
-        } else if (o == "unsupported" || o == "refused") {
+        } else if (o == "unsupported" || o == "refused" || o == "blocked") {
             detail = s.note;
         } else if (o == "failed") {
             detail = s.error.empty() ? "failed" : s.error;

@@ -28,6 +28,15 @@ void set_expected(Tracked& t, const std::string* key, const Scalar& value) {
     t.baseline.push_back({key, value});
 }
 
+// A feature whose request (wanted bit) is still what nictune set while the
+// kernel keeps it at the other value: not drift, nothing to re-apply.
+bool kernel_holds(const SettingId& id, const NicState& nic, const Scalar& want) {
+    const bool* on = std::get_if<bool>(&want);
+    if (id.section != Section::Features || !on || !nic.features) return false;
+    auto idx = nic.features->index_of(id.name);
+    return idx && nic.features->is_wanted(*idx) == *on && nic.features->is_active(*idx) != *on;
+}
+
 }  // namespace
 
 const Scalar* Tracked::expected(std::string_view key) const {
@@ -401,17 +410,34 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
         return id && (sections & ReadRequest::bit(id->section)) != 0;
     };
     std::vector<std::pair<std::string, Scalar>> changed;
+    std::vector<std::pair<std::string, bool>> blocked;  // key, the value nictune requested
     for (const auto& [key, want] : t.baseline) {
         auto id = SettingId::parse(*key);
         if (!section_checked(id)) continue;
         Scalar actual = value_in(*id, &nic, nullptr);
-        if (actual != want) changed.emplace_back(*key, actual);
+        if (actual == want) continue;
+        if (kernel_holds(*id, nic, want))
+            blocked.emplace_back(*key, std::get<bool>(want));
+        else
+            changed.emplace_back(*key, actual);
     }
     const auto checked = [&](const std::string& key) {
         return section_checked(SettingId::parse(key));
     };
     // Keys of families not checked keep what the last check said.
+    const std::vector<std::string> before = t.drifted;
     std::erase_if(t.drifted, checked);
+    // The request stands and the kernel overrides it: re-applying would send
+    // the same bit again. Listed as differing, said once, never enforced.
+    for (const auto& [key, on] : blocked) {
+        t.drifted.push_back(key);
+        if (std::find(before.begin(), before.end(), key) != before.end()) continue;
+        log(Level::Notice,
+            key + " is blocked: the kernel keeps it " + (on ? "off" : "on") +
+                " although nictune's request stands (a feature it depends on, an upper device "
+                "or XDP); not re-applying",
+            {t.name, t.profile, key, ""});
+    }
     if (changed.empty()) return;
     const bool enforce = t.binding && t.binding->enforce && !t.enforcement_suspended;
     for (const auto& [key, actual] : changed) {

@@ -9,7 +9,10 @@
 // Drift is a difference from the values read back after nictune's last
 // apply (the baseline), not from the profile: a value the driver adjusted is
 // the baseline, so enforcement never loops on it, and nictune's own changes
-// (which produce notifications too) never look like drift.
+// (which produce notifications too) never look like drift. A feature whose
+// request still stands (its wanted bit) while the kernel keeps it at the
+// other value is blocked, not drift: it is listed and logged once, never
+// re-applied (the SET would change nothing).
 #pragma once
 
 #include <chrono>

@@ -101,8 +101,11 @@ Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
         const uint32_t bit = 1U << (i % 32);
         if (fs.is_active(i) != on || fs.is_wanted(i) != on)
             notify(ref.ifindex, ReadRequest::bit(Section::Features));
+        const bool kept =
+            fs.names && i < fs.names->size() &&
+            std::find(kept_off.begin(), kept_off.end(), (*fs.names)[i]) != kept_off.end();
         if (on) {
-            fs.active[i / 32] |= bit;
+            if (!kept) fs.active[i / 32] |= bit;
             fs.wanted[i / 32] |= bit;
         } else {
             fs.active[i / 32] &= ~bit;

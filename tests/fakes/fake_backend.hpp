@@ -35,6 +35,9 @@ class FakeBackend : public Backend {
     void ignore(Key key) { ignored_.push_back(key); }
     // The driver settles on another value for `key`.
     void adjust(Key key, std::function<uint64_t(uint64_t)> f) { adjust_[key] = std::move(f); }
+    // Features the kernel keeps off (by name): a SET turns their wanted bit
+    // on but not the active one (a dependency, an upper device, XDP).
+    std::vector<std::string> kept_off;
     // SETs of this interface and section fail with EINVAL (a driver that
     // refuses a value), whenever they come.
     std::function<bool(const std::string& name, Section section)> fail_set;

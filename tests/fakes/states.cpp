@@ -139,4 +139,55 @@ NicState veth(const std::string& name) {
     return s;
 }
 
+NicState e1000e_port(const std::string& name) {
+    NicState s;
+    s.id.name = name;
+    s.id.ifindex = 2;
+    s.id.mac = "52:54:00:12:34:56";
+    s.id.driver = "e1000e";
+    s.id.pci_id = "8086:10d3";
+    s.id.physical = true;
+    link(s, 1500, 68, 9212);
+    s.values.set(Key::CoalRxUsecs, 3);
+    s.values.set(Key::RingsRx, 256);
+    s.values.set(Key::RingsTx, 256);
+    s.values.set(Key::RingsRxMax, 4096);
+    s.values.set(Key::RingsTxMax, 4096);
+    s.values.set(Key::RingsTxPush, 0);
+    s.values.set(Key::PauseAutoneg, 1);
+    s.values.set(Key::PauseRx, 1);
+    s.values.set(Key::PauseTx, 1);
+    s.features =
+        make_features({"tx-scatter-gather", "rx-gro", "tx-tcp-segmentation", "rx-checksum"},
+                      {"rx-lro", "highdma", "netns-local"});
+    return s;
+}
+
+NicState netdevsim_port(const std::string& name) {
+    NicState s;
+    s.id.name = name;
+    s.id.ifindex = 3;
+    s.id.driver = "netdevsim";
+    s.id.physical = true;
+    link(s, 1500, 68, 65535);
+    for (const auto& k : device_keys())
+        if (k.section == Section::Coalesce) s.values.set(k.key, 0);
+    s.values.set(Key::RingsRx, 512);
+    s.values.set(Key::RingsTx, 512);
+    s.values.set(Key::RingsRxMini, 0);
+    s.values.set(Key::RingsRxJumbo, 0);
+    s.values.set(Key::RingsRxMax, 4096);
+    s.values.set(Key::RingsTxMax, 4096);
+    s.values.set(Key::RingsRxMiniMax, 4096);
+    s.values.set(Key::RingsRxJumboMax, 4096);
+    s.values.set(Key::RingsTxPush, 0);
+    s.values.set(Key::ChanCombined, 1);
+    s.values.set(Key::ChanCombinedMax, 1);
+    s.values.set(Key::PauseAutoneg, 0);
+    s.values.set(Key::PauseRx, 0);
+    s.values.set(Key::PauseTx, 0);
+    s.features = make_features({"rx-gro"}, {"rx-lro", "hw-tc-offload"});
+    return s;
+}
+
 }  // namespace nictune::test

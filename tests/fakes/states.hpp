@@ -24,5 +24,12 @@ NicState ixgbe_port(const std::string& name = "p4p1",
 NicState i40e_port(const std::string& name = "p5p1");
 // veth: no coalesce, no rings; channels rx/tx; MTU 68..65535.
 NicState veth(const std::string& name = "v0");
+// 82574L on e1000e as qemu shows it: rx_usecs 3 (dynamic conservative) only,
+// rings 256/4096, no channels, pause, tx_push reported (RINGS_GET always
+// sends it), LRO fixed off.
+NicState e1000e_port(const std::string& name = "eth0");
+// netdevsim: every coalescing value reported, rings up to 4096 with
+// tx_push, combined channels, pause.
+NicState netdevsim_port(const std::string& name = "eni1np1");
 
 }  // namespace nictune::test

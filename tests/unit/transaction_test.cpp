@@ -112,14 +112,29 @@ TEST_F(TransactionTest, PlanOrdersChannelsRingsLinkPauseFeaturesCoalesceSysctlTu
               (std::vector<std::string>{"channels.combined", "rings.rx", "link.mtu", "pause.rx",
                                         "features.rx-lro", "features.rx-gro", "coalesce.rx_usecs",
                                         "sysctl.net.core.rmem_max", "tuned.profile"}));
-    // Orders are consecutive and the link-resetting steps say so.
+    // Orders are consecutive and the link-resetting steps say so: on ixgbe
+    // (its driver facts) flow control, LRO and an rx-usecs change across
+    // 10 us (0 -> 1) reset the adapter too.
     int expect = 1;
     for (const auto& s : plan.interfaces[0].steps) {
         if (s.kind != StepKind::Change) continue;
         EXPECT_EQ(s.order, expect++);
-        EXPECT_EQ(s.resets_link, s.setting.path() == "channels.combined" ||
-                                     s.setting.path() == "rings.rx" ||
-                                     s.setting.path() == "link.mtu");
+        const auto p = s.setting.path();
+        EXPECT_EQ(s.resets_link, p == "channels.combined" || p == "rings.rx" || p == "link.mtu" ||
+                                     p == "pause.rx" || p == "features.rx-lro" ||
+                                     p == "coalesce.rx_usecs")
+            << p;
+    }
+    // Without driver facts, the schema's defaults: queues and MTU.
+    PlanOptions no_facts;
+    no_facts.facts = nullptr;
+    auto nics = be.read_interfaces(ReadRequest{{"p4p1"}, false});
+    auto bare = make_plan(profile_of("all", kEverything), *nics, be.system, no_facts);
+    for (const auto& s : bare.interfaces[0].steps) {
+        if (s.kind != StepKind::Change) continue;
+        const auto p = s.setting.path();
+        EXPECT_EQ(s.resets_link, p == "channels.combined" || p == "rings.rx" || p == "link.mtu")
+            << p;
     }
 }
 

@@ -178,6 +178,64 @@ TEST_F(WatcherTest, AValueTheDriverAdjustedIsTheBaseline) {
     EXPECT_EQ(be.calls.size(), calls) << "no enforcement loop on an adjusted value";
 }
 
+// The kernel keeps a feature off while nictune's request (the wanted bit)
+// stands: an upper device, XDP or a dependency overrides it. Re-applying
+// would send the same bit again, so it is listed, never enforced.
+TEST_F(WatcherTest, AFeatureTheKernelHoldsOffIsBlockedNotDrift) {
+    bind("p4p*", true, "[features]\ngro = true\n");
+    watcher->apply_all("boot");
+    ASSERT_NE(watcher->tracked().at(4).expected("features.rx-gro"), nullptr);
+    const auto calls = be.calls.size();
+    const auto seen = events.size();
+    auto& fs = *be.nic("p4p1")->features;
+    const auto gro = *fs.index_of("rx-gro");
+    fs.active[gro / 32] &= ~(1U << (gro % 32));  // wanted stays on
+    for (int i = 0; i < 3; ++i) {
+        watcher->features_notified(4, fs);
+        watcher->process();
+    }
+    EXPECT_EQ(be.calls.size(), calls) << "nothing re-applied";
+    EXPECT_EQ(events.size(), seen) << "no Drift signal, no apply";
+    EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"features.rx-gro"});
+    // Someone really turns it off (wanted off too): that is drift again.
+    fs.wanted[gro / 32] &= ~(1U << (gro % 32));
+    watcher->features_notified(4, fs);
+    watcher->process();
+    EXPECT_TRUE(fs.is_active(gro)) << "enforced";
+    EXPECT_EQ(events.back().detail, "applied/drift");
+}
+
+// A bridge takes the port: the kernel clears LRO's request and keeps it off
+// (dev_disable_lro, then the upper device disables it). One re-apply finds
+// it blocked, which is no failure; the baseline then leaves it out, so
+// nothing loops.
+TEST_F(WatcherTest, AFeatureTheKernelForcesOffIsReappliedOnceThenLeftAlone) {
+    bind("p4p*", true, "[link]\nmtu = 9000\n[features]\nlro = true\n");
+    watcher->apply_all("boot");
+    auto& fs = *be.nic("p4p1")->features;
+    const auto lro = *fs.index_of("rx-lro");
+    ASSERT_TRUE(fs.is_active(lro));
+    fs.active[lro / 32] &= ~(1U << (lro % 32));
+    fs.wanted[lro / 32] &= ~(1U << (lro % 32));
+    be.kept_off = {"rx-lro"};
+    watcher->features_notified(4, fs);
+    watcher->process();
+    EXPECT_EQ(events.back().detail, "applied/drift");
+    EXPECT_EQ(watcher->tracked().at(4).last_result, "applied");
+    EXPECT_EQ(watcher->tracked().at(4).expected("features.rx-lro"), nullptr);
+    EXPECT_NE(watcher->tracked().at(4).expected("link.mtu"), nullptr);
+    const auto seen = events.size();
+    const auto calls = be.calls.size();
+    for (int i = 0; i < 3; ++i) {
+        watcher->features_notified(4, *be.nic("p4p1")->features);
+        watcher->device_changed(4);
+        watcher->process();
+    }
+    EXPECT_EQ(events.size(), seen);
+    EXPECT_EQ(be.calls.size(), calls);
+    EXPECT_FALSE(watcher->tracked().at(4).enforcement_suspended);
+}
+
 TEST_F(WatcherTest, SuspendsEnforcementWhenSomethingKeepsFighting) {
     bind("p4p*", true);
     auto t = std::chrono::steady_clock::now();

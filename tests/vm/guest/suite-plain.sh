@@ -14,6 +14,12 @@
 #   e1000e_translate_diff    adaptive_rx = true -> rx_usecs 1, and diff says so
 #   e1000e_kernel_error      the kernel's error text for a rejected request reaches the user
 #   e1000e_mtu               MTU 9014 applies, 9213 refused before any change (max 9212)
+#   netdevsim_driver_table   what netdevsim refuses (tx-push, pause autoneg, cqe modes) is refused
+#                            before any change, like the kernel; nothing resets its link
+#   e1000e_driver_table      rx-usecs 2 and tx-push refused like the driver; 7000 and rings 100
+#                            predicted as the driver stores them (7142, 104): "adjusted"
+#   e1000e_blocked_features  LRO (fixed) and TSO without scatter-gather (off [requested on])
+#                            are "blocked", not failed, and nothing changes
 #   mid_transaction_rollback an early step applied, a later one rejected -> all rolled back (exit 3)
 set -u
 # shellcheck source=lib.sh
@@ -26,6 +32,18 @@ PDIR=/tmp/nictune-vm-profiles
 NOPROFILES=/tmp/nictune-vm-no-profiles
 STATE=/run/nictune-vm-state
 : >"$RESULTS"
+# Driver facts without the driver table for netdevsim and e1000e: nictune then
+# takes what they report as settable and the driver's own refusal comes from
+# the kernel (the checks of kernel errors and mid-transaction rollbacks).
+FACTS=/tmp/nictune-vm-facts
+install -d -m 0755 "$FACTS"
+write_profile "$FACTS" no-table <<'EOF'
+[netdevsim]
+description = "netdevsim, settability unknown (VM suite)"
+[e1000e]
+description = "e1000e, settability unknown (VM suite)"
+EOF
+NO_TABLE="$FACTS/no-table.toml"
 
 echo "suite-plain: kernel $(uname -r), $("$NTC" --version 2>&1), $(ethtool --version)"
 
@@ -145,6 +163,60 @@ drivers = ["e1000e"]
 mtu = 9213
 [coalesce]
 rx_usecs = 1
+EOF
+
+# What the driver table says netdevsim and e1000e refuse (with a change that
+# must not happen first), and e1000e values it predicts.
+write_profile "$PDIR" vm-nsim-tx-push <<'EOF'
+[profile]
+description = "VM suite: tx-push, which netdevsim reports and the kernel will not set on it"
+[match]
+drivers = ["netdevsim"]
+[rings]
+rx = 1024
+tx_push = true
+EOF
+
+write_profile "$PDIR" vm-nsim-cqe <<'EOF'
+[profile]
+description = "VM suite: CQE mode, which netdevsim accepts and never stores"
+[match]
+drivers = ["netdevsim"]
+[coalesce]
+rx_usecs = 60
+cqe_mode_rx = true
+EOF
+
+write_profile "$PDIR" vm-e1k-tx-push <<'EOF'
+[profile]
+description = "VM suite: tx-push on e1000e"
+[match]
+drivers = ["e1000e"]
+[link]
+mtu = 9000
+[rings]
+tx_push = true
+EOF
+
+write_profile "$PDIR" vm-e1k-rounded <<'EOF'
+[profile]
+description = "VM suite: values e1000e stores differently (7000 us -> 7142, ring 100 -> 104)"
+[match]
+drivers = ["e1000e"]
+[coalesce]
+rx_usecs = 7000
+[rings]
+rx = 100
+EOF
+
+write_profile "$PDIR" vm-e1k-blocked <<'EOF'
+[profile]
+description = "VM suite: LRO (fixed off on e1000e) and TSO (kept off without scatter-gather)"
+[match]
+drivers = ["e1000e"]
+[features]
+lro = true
+tx-tcp-segmentation = true
 EOF
 
 # --- checks ----------------------------------------------------------------------
@@ -316,8 +388,11 @@ check_e1000e_kernel_error() {
   local before after
   before=$(snapshot "$E1K")
   # The driver's own rejection: e1000e_set_coalesce -> -EINVAL, no extack.
-  ntc apply vm-e1k-bad-usecs "$E1K"
+  # Without the driver table (which refuses rx-usecs 2 in the plan, see
+  # e1000e_driver_table) the request reaches the driver.
+  ntc --facts "$NO_TABLE" apply vm-e1k-bad-usecs "$E1K"
   expect_rc 3 "apply rx_usecs 2 on e1000e: a step failed, everything rolled back"
+  expect_out 'driver table does not cover e1000e' "the plan says e1000e's settability is unknown"
   expect_out 'coalesce\.rx_usecs.*Invalid argument|Invalid argument.*coalesce\.rx_usecs' \
     "the user sees the kernel's error (EINVAL, 'Invalid argument') on coalesce.rx_usecs"
   after=$(snapshot "$E1K")
@@ -374,7 +449,9 @@ check_mid_transaction_rollback() {
   run ethtool -A "$NSIM" autoneg off rx off tx off
   local before after
   before=$(snapshot "$NSIM")
-  ntc_json apply --json vm-nsim-fails-midway "$NSIM"
+  # Without the driver table, which refuses pause autoneg on netdevsim in the
+  # plan (netdevsim_driver_table).
+  ntc_json --facts "$NO_TABLE" apply --json vm-nsim-fails-midway "$NSIM"
   expect_rc 3 "apply: pause autoneg rejected by netdevsim after channels, rings and MTU were applied"
   # The early steps were applied: the rollback restored them. (Their step
   # outcome reads "not_reached" after a rollback, see the report's notes.)
@@ -396,11 +473,107 @@ check_mid_transaction_rollback() {
     (if (.left | length) != 0 then "left changed: \(.left)" else empty end)' "$RUN_OUT"
   after=$(snapshot "$NSIM")
   same_snapshot "everything rolled back (ethtool -c/-g/-l/-a, ip MTU)" "$before" "$after"
-  ntc apply vm-nsim-fails-midway "$NSIM"
+  ntc --facts "$NO_TABLE" apply vm-nsim-fails-midway "$NSIM"
   expect_rc 3 "the same apply, text output: exit 3"
   expect_out 'rolled back' "text output says rolled back"
   after=$(snapshot "$NSIM")
   same_snapshot "rolled back again" "$before" "$after"
+}
+
+# refused_untouched PROFILE DEV WHAT PATTERN: apply is refused in the plan
+# (exit 2), the refusal matches PATTERN, and DEV reads back as before.
+refused_untouched() {
+  local profile=$1 dev=$2 what=$3 pattern=$4 before after
+  before=$(snapshot "$dev")
+  ntc apply "$profile" "$dev"
+  expect_rc 2 "apply $profile: $what is refused before any change"
+  expect_out "$pattern" "the refusal says why: /$pattern/"
+  after=$(snapshot "$dev")
+  same_snapshot "nothing changed ($profile's other keys included)" "$before" "$after"
+}
+
+check_netdevsim_driver_table() {
+  need_nsim || return
+  local before after
+  before=$(snapshot "$NSIM")
+  # The oracles: what the kernel and netdevsim do with each request.
+  run ethtool -G "$NSIM" tx-push on
+  expect_out 'tx push not supported' "ethtool -G tx-push on: the kernel refuses it (no supported_ring_params)"
+  run ethtool -A "$NSIM" autoneg on
+  ((RUN_RC != 0)) && ok "ethtool -A autoneg on: netdevsim refuses it" || bad "ethtool -A autoneg on was accepted"
+  run ethtool -C "$NSIM" cqe-mode-rx on
+  run ethtool -c "$NSIM"
+  expect_out 'CQE mode RX: +off' "ethtool -C cqe-mode-rx on changes nothing: nsim_set_coalesce does not keep it"
+  after=$(snapshot "$NSIM")
+  same_snapshot "the oracles changed nothing" "$before" "$after"
+  refused_untouched vm-nsim-tx-push "$NSIM" "rings.tx_push" \
+    'netdevsim accepts only rx, rx_mini, rx_jumbo, tx in \[rings\] \(drivers/net/netdevsim/ethtool\.c'
+  refused_untouched vm-nsim-fails-midway "$NSIM" "pause.autoneg" \
+    'netdevsim accepts pause\.autoneg 0 \(drivers/net/netdevsim/ethtool\.c nsim_set_pauseparam'
+  refused_untouched vm-nsim-cqe "$NSIM" "coalesce.cqe_mode_rx" \
+    'coalesce\.cqe_mode_rx = true: netdevsim accepts only .* in \[coalesce\]'
+  # netdevsim only stores values: no ring or channel change resets its link.
+  ntc_json diff --json vm-nsim-tune "$NSIM"
+  jq_check "diff --json vm-nsim-tune: changes, none of them resets the link" '
+    [.interfaces[0].steps[] | select(.kind == "change")] as $c
+    | (if ($c | length) == 0 then "no changes planned" else empty end),
+      ($c[] | select(.resets_link) | "\(.key) resets the link")' "$RUN_OUT"
+}
+
+check_e1000e_driver_table() {
+  need_e1k || return
+  run ethtool -C "$E1K" rx-usecs 3
+  run ethtool -G "$E1K" rx 256 tx 256
+  local before after v
+  before=$(snapshot "$E1K")
+  run ethtool -C "$E1K" rx-usecs 2
+  ((RUN_RC != 0)) && ok "ethtool -C rx-usecs 2: e1000e refuses it" || bad "ethtool -C rx-usecs 2 was accepted"
+  run ethtool -G "$E1K" tx-push on
+  expect_out 'tx push not supported' "ethtool -G tx-push on: the kernel refuses it on e1000e"
+  refused_untouched vm-e1k-bad-usecs "$E1K" "rx_usecs 2" \
+    'e1000e accepts coalesce\.rx_usecs 0, 1, 3, 4 or 10\.\.10000 .*drivers/net/ethernet/intel/e1000e/ethtool\.c e1000_set_coalesce'
+  refused_untouched vm-e1k-tx-push "$E1K" "rings.tx_push" 'e1000e accepts only rx, tx in \[rings\]'
+  # Values the driver stores differently: predicted, applied, "adjusted".
+  ntc diff vm-e1k-rounded "$E1K"
+  expect_rc 0 "diff vm-e1k-rounded"
+  expect_out 'coalesce\.rx_usecs +3 -> 7142' "diff predicts rx-usecs 7000 as 7142 (1000000/(1000000/7000 & ~3))"
+  expect_out 'rings\.rx +256 -> 104 +resets link' "diff predicts ring 100 as 104 and says the ring change resets the link"
+  ntc_json apply --json vm-e1k-rounded "$E1K"
+  expect_rc 0 "apply vm-e1k-rounded"
+  jq_check "apply --json: both steps adjusted, as predicted" '
+    (if .result != "applied" then "result \(.result)" else empty end),
+    (.interfaces[0].steps[] | select(.key == "coalesce.rx_usecs" or .key == "rings.rx")
+      | if .outcome != "adjusted" then "\(.key): outcome \(.outcome)" else empty end)' "$RUN_OUT"
+  v=$(eth_value -c "$E1K" rx-usecs)
+  [[ $v == 7142 ]] && ok "ethtool -c: rx-usecs 7142" || bad "ethtool -c: rx-usecs $v, want 7142"
+  v=$(eth_value -g "$E1K" RX)
+  [[ $v == 104 ]] && ok "ethtool -g: RX 104" || bad "ethtool -g: RX $v, want 104"
+  ntc rollback "$E1K"
+  expect_rc 0 "rollback"
+  after=$(snapshot "$E1K")
+  same_snapshot "rollback restores rx-usecs 3 and ring 256" "$before" "$after"
+}
+
+check_e1000e_blocked_features() {
+  need_e1k || return
+  run ethtool -K "$E1K" sg off
+  run ethtool -k "$E1K"
+  expect_out 'large-receive-offload: off \[fixed\]' "ethtool -k: LRO is fixed off on e1000e"
+  expect_out 'tx-tcp-segmentation: off \[requested on\]' "ethtool -k: TSO is off [requested on] without scatter-gather"
+  local before after
+  before=$(snapshot "$E1K")
+  ntc diff vm-e1k-blocked "$E1K"
+  expect_rc 0 "diff vm-e1k-blocked: nothing refused"
+  expect_out 'features\.rx-lro +blocked .*fixed off' "diff: rx-lro blocked (fixed)"
+  expect_out 'features\.tx-tcp-segmentation +blocked .*although it is requested' "diff: TSO blocked (requested, kept off)"
+  ntc_json apply --json vm-e1k-blocked "$E1K"
+  expect_rc 0 "apply vm-e1k-blocked: exit 0, not a failure"
+  jq_check "apply --json: applied, both features blocked, nothing failed" '
+    (if .result != "applied" then "result \(.result)" else empty end),
+    (.interfaces[0].steps[] | if .outcome != "blocked" then "\(.key): outcome \(.outcome)" else empty end)' "$RUN_OUT"
+  after=$(snapshot "$E1K")
+  same_snapshot "nothing changed" "$before" "$after"
+  run ethtool -K "$E1K" sg on
 }
 
 run_check netdevsim_audit "netdevsim: audit --json reads coalescing (adaptive too), rings with max, channels, pause like ethtool" check_netdevsim_audit
@@ -411,4 +584,7 @@ run_check e1000e_translate_diff "e1000e: adaptive_rx = true becomes rx_usecs 1 a
 run_check e1000e_kernel_error "e1000e: the kernel's error text for a rejected request is shown" check_e1000e_kernel_error
 run_check e1000e_mtu "e1000e: MTU 9014 applies, 9213 refused before any change (max 9212)" check_e1000e_mtu
 run_check mid_transaction_rollback "failure mid-transaction: everything rolled back (exit 3)" check_mid_transaction_rollback
+run_check netdevsim_driver_table "netdevsim: what it refuses is refused before any change; nothing resets its link" check_netdevsim_driver_table
+run_check e1000e_driver_table "e1000e: what it refuses is refused before any change; what it rounds is predicted" check_e1000e_driver_table
+run_check e1000e_blocked_features "e1000e: fixed and kernel-held features are blocked, not failed" check_e1000e_blocked_features
 finish
