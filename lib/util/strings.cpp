@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 namespace nictune {
 
@@ -29,6 +28,133 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
         if (i) out += sep;
         out += parts[i];
     }
+    return out;
+}
+
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    std::size_t n = 0;
+    char32_t v = 0;
+    if (c < 0x80) {
+        n = 1;
+        v = c;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        v = c & 0x1fU;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        v = c & 0x0fU;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        v = c & 0x07U;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(i + k) & 0xc0U) != 0x80U) return 0;
+        v = (v << 6) | (b(i + k) & 0x3fU);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid.
+    if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000) ||
+        (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff)
+        return 0;
+    if (cp) *cp = v;
+    return n;
+}
+
+namespace {
+
+// Characters a name keeps as they are: printable, visible, not whitespace.
+// The others would make a name unreadable, ambiguous in space-separated
+// text, or look like another name (a zero-width space, a right-to-left
+// override). docs/names.md lists the same ranges.
+bool kept_as_is(char32_t c) {
+    struct Range {
+        char32_t first, last;
+    };
+    static constexpr Range kEscaped[] = {
+        {0x00, 0x20},        // C0 controls, space
+        {0x5c, 0x5c},        // the backslash: it starts an escape
+        {0x7f, 0xa0},        // DEL, C1 controls, no-break space
+        {0xad, 0xad},        // soft hyphen
+        {0x61c, 0x61c},      // Arabic letter mark
+        {0x1680, 0x1680},    // Ogham space mark
+        {0x180e, 0x180e},    // Mongolian vowel separator
+        {0x2000, 0x200f},    // spaces, zero-width characters, LRM, RLM
+        {0x2028, 0x202f},    // line and paragraph separators, embeddings, narrow no-break space
+        {0x205f, 0x206f},    // math space, word joiner, invisible operators, isolates
+        {0x3000, 0x3000},    // ideographic space
+        {0xfdd0, 0xfdef},    // noncharacters
+        {0xfeff, 0xfeff},    // zero-width no-break space (byte order mark)
+        {0xfff9, 0xfffb},    // interlinear annotation
+        {0xe0000, 0xe007f},  // tags
+    };
+    for (const auto& r : kEscaped)
+        if (c >= r.first && c <= r.last) return false;
+    // The other noncharacters: U+FFFE, U+FFFF, U+1FFFE, ..., U+10FFFF.
+    return (c & 0xfffeU) != 0xfffeU;
+}
+
+constexpr char kHex[] = "0123456789abcdef";
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+}  // namespace
+
+std::string escape_name(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    for (std::size_t i = 0; i < bytes.size();) {
+        char32_t cp = 0;
+        const std::size_t n = utf8_sequence(bytes, i, &cp);
+        if (n > 0 && kept_as_is(cp)) {
+            out.append(bytes.data() + i, n);
+            i += n;
+            continue;
+        }
+        // Byte by byte: the next byte of an invalid sequence may start a valid one.
+        const auto b = static_cast<unsigned char>(bytes[i]);
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 0xf];
+        ++i;
+    }
+    return out;
+}
+
+Result<std::string> unescape_name(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\\') {
+            out += text[i];
+            continue;
+        }
+        int hi = -1, lo = -1;
+        if (i + 3 < text.size() && text[i + 1] == 'x') {
+            hi = hex_digit(text[i + 2]);
+            lo = hex_digit(text[i + 3]);
+        }
+        if (hi < 0 || lo < 0)
+            return fail(Errc::InvalidArgument, "",
+                        quote(text) +
+                            " is not in nictune's text form of a name (a byte is written \\x and "
+                            "two lower-case hex digits, a backslash \\x5c)");
+        out += static_cast<char>(hi * 16 + lo);
+        i += 3;
+    }
+    // One text per name: what escape_name() writes differently (a "\x41"
+    // for 'A', a raw control byte, a raw space) is not that name's text.
+    if (std::string canonical = escape_name(out); canonical != text)
+        return fail(Errc::InvalidArgument, "",
+                    quote(text) + " is not in nictune's text form of a name; it is written '" +
+                        canonical + "'");
     return out;
 }
 
@@ -104,28 +230,16 @@ int compare_versions(std::string_view a, std::string_view b) {
 
 bool valid_ifname(std::string_view name) {
     if (name.empty() || name.size() >= 16 || name == "." || name == "..") return false;
-    for (char c : name) {
-        auto u = static_cast<unsigned char>(c);
-        if (c == '/' || c == ':' || std::isspace(u) || u < 0x20 || u == 0x7f) return false;
+    for (char ch : name) {
+        auto u = static_cast<unsigned char>(ch);
+        if (ch == '/' || ch == ':' || std::isspace(u) || u < 0x20 || u == 0x7f) return false;
     }
     return true;
 }
 
 std::string quote(std::string_view s) {
     std::string out = "'";
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", u);
-            out += buf;
-        } else if (c == '\'' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else {
-            out += c;
-        }
-    }
+    out += escape_name(s);
     out += '\'';
     return out;
 }

@@ -6,14 +6,46 @@
 #include <string_view>
 #include <vector>
 
+#include "util/error.hpp"
+
 namespace nictune {
 
 std::string_view trim(std::string_view s);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+// ---- Names: nictune's one escaping scheme
+//
+// The kernel takes interface names of up to 15 bytes, and alternative names
+// of up to 127, with any byte but NUL, '/' and whitespace (and ':' in
+// names), UTF-8 or not. nictune writes every name in one text form, the
+// same everywhere: JSON, D-Bus, the journal's INTERFACE= field, log and
+// error text, state file names; and takes that form back on the command
+// line and in D-Bus calls:
+//
+//   - a character that is printable UTF-8 stays as it is ("p4p1", "é0");
+//   - every other byte, and the backslash itself, is written \xhh (two
+//     lower-case hex digits): "\xff\xfeq", "a\x5cb".
+//
+// "Printable" excludes the C0 and C1 controls, DEL, the space and the other
+// whitespace and invisible or text-direction characters (the list is in
+// strings.cpp and docs/names.md). Each byte string has exactly one text
+// form, and unescape_name() accepts only that form, so the mapping is a
+// bijection: two different names never read the same, and a name read back
+// from any output finds the same device.
+//
+std::string escape_name(std::string_view bytes);
+// The bytes of a name in text form; InvalidArgument (saying what to write
+// instead) for text that is not the form escape_name() gives.
+Result<std::string> unescape_name(std::string_view text);
+
 // Shell-style glob (fnmatch, no FNM_PATHNAME).
 bool glob_match(std::string_view pattern, std::string_view text);
+
+// The length of the valid UTF-8 sequence at s[i] (shortest form, no
+// surrogates, at most U+10FFFF) with its code point in *cp; 0 when there is
+// none there.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp = nullptr);
 
 // The candidate closest to `word` by edit distance, if it is close enough to
 // be a plausible typo ("rx_usec" -> "rx_usecs").
@@ -28,7 +60,9 @@ int compare_versions(std::string_view a, std::string_view b);
 // whitespace, not "." or "..".
 bool valid_ifname(std::string_view name);
 
-// Quote a user-supplied string for messages: 'p4p1' (non-printables escaped).
+// Quote a user-supplied string for messages: 'p4p1', in the text form of
+// escape_name() ('a\x5cb', 'x\x0a'). Names already in text form need no
+// quote() (it would escape their backslashes again).
 std::string quote(std::string_view s);
 
 }  // namespace nictune
