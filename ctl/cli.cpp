@@ -20,6 +20,8 @@
 #include "report/keys_doc.hpp"
 #include "report/plan_report.hpp"
 #include "report/text_report.hpp"
+#include "util/json_writer.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::ctl {
 namespace {
@@ -39,6 +41,13 @@ struct Globals {
         return direct || !profiles_dirs.empty() || !state_dir.empty() || !facts_file.empty();
     }
 };
+
+// Pretty JSON that never throws: a string that is not UTF-8 (a profile file
+// name from a directory listing) gets U+FFFD, as JsonWriter does. Names are
+// already in text form.
+std::string dump(const Json& j) {
+    return j.dump(2, ' ', false, Json::error_handler_t::replace);
+}
 
 int exit_for(const Error& e) {
     return e.is_user_error() ? kUsage : kCannotRead;
@@ -96,6 +105,34 @@ Result<Direct> open_direct(const Globals& g) {
     return d;
 }
 
+// Interface names from the command line, in nictune's text form ('\xff\xfeq',
+// 'a\x5cb'). An argument that cannot be that text (a raw control byte or
+// bytes that are not UTF-8, as bash's $'\xff\xfeq' gives) is taken as the
+// name's own bytes; text that only looks wrong ('a\b', '\xFF') is refused,
+// saying how to write it.
+Result<std::vector<std::string>> name_args(const std::vector<std::string>& args) {
+    std::vector<std::string> out;
+    out.reserve(args.size());
+    for (const auto& a : args) {
+        if (unescape_name(a)) {
+            out.push_back(a);
+            continue;
+        }
+        const bool text = valid_utf8(a) && std::ranges::none_of(a, [](char c) {
+                              const auto u = static_cast<unsigned char>(c);
+                              return u < 0x20 || u == 0x7f;
+                          });
+        if (!text) {
+            out.push_back(escape_name(a));
+            continue;
+        }
+        auto e = unescape_name(a).error();
+        e.message = "interface name " + e.message;
+        return std::unexpected(std::move(e));
+    }
+    return out;
+}
+
 // nictuned, when it runs and nothing asks for the local engine.
 std::unique_ptr<dbus::Client> daemon(const Globals& g, std::string* why) {
     if (g.local_only()) {
@@ -126,7 +163,7 @@ int refuse_without_daemon(const Globals& g, const char* what, const std::string&
 int print(const Result<Json>& j, bool json, const std::function<std::string(const Json&)>& text) {
     if (!j) return report_error(j.error());
     if (json)
-        std::cout << j->dump(2) << '\n';
+        std::cout << dump(*j) << '\n';
     else
         std::cout << text(*j);
     return kOk;
@@ -350,7 +387,7 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
             std::cout << report::rollback_text(*r, color);
         rc = std::max(rc, rollback_exit(*r));
     }
-    if (json) std::cout << Json{{"rollbacks", all}}.dump(2) << '\n';
+    if (json) std::cout << dump(Json{{"rollbacks", all}}) << '\n';
     return rc;
 }
 
@@ -380,7 +417,7 @@ int cmd_profiles(const Globals& g, bool json) {
     }
     bool bad = false;
     if (json) {
-        std::cout << list.dump(2) << '\n';
+        std::cout << dump(list) << '\n';
     } else if (list.at("profiles").empty()) {
         std::cout << "no profiles found\n";
     }
@@ -410,7 +447,7 @@ int cmd_status(const Globals& g, bool json) {
     auto s = c->status();
     if (!s) return report_error(s.error());
     if (json) {
-        std::cout << s->dump(2) << '\n';
+        std::cout << dump(*s) << '\n';
         return kOk;
     }
     std::cout << "nictuned " << s->value("version", "") << ", config " << s->value("config", "")
@@ -424,7 +461,11 @@ int cmd_status(const Globals& g, bool json) {
     std::cout << "interfaces:\n";
     if (s->at("interfaces").empty()) std::cout << "  none tuned\n";
     for (const auto& i : s->at("interfaces")) {
-        std::cout << "  " << i.value("name", "") << " (ifindex " << i.value("ifindex", 0)
+        std::string alts;
+        if (i.contains("altnames"))
+            for (const auto& a : i.at("altnames"))
+                alts += (alts.empty() ? ", altnames " : " ") + a.get<std::string>();
+        std::cout << "  " << i.value("name", "") << " (ifindex " << i.value("ifindex", 0) << alts
                   << "): profile " << i.value("profile", "") << ", " << i.value("last_result", "")
                   << (i.value("enforce", false) ? ", enforced" : "");
         if (!i.at("drifted").empty()) {
@@ -454,7 +495,7 @@ int cmd_keys(bool json, bool markdown) {
     if (markdown)
         std::cout << report::keys_markdown();
     else if (json)
-        std::cout << report::keys_json().dump(2) << '\n';
+        std::cout << dump(report::keys_json()) << '\n';
     else
         std::cout << report::keys_text();
     return kOk;
@@ -565,6 +606,16 @@ int run(int argc, char** argv) {
         return kUsage;
     }
 
+    for (auto* names : {&audit.interfaces, &apply.interfaces, &diff.interfaces, &rollback_ifaces}) {
+        auto text = name_args(*names);
+        if (!text) return report_error(text.error());
+        *names = std::move(*text);
+    }
+    // Checked here as nictuned would: a name that is not even UTF-8 could
+    // not be sent to it (sd-bus refuses), and would read as a bus failure.
+    for (const auto* profile : {&audit.profile, &apply.profile, &diff.profile})
+        if (!profile->empty())
+            if (auto ok = profile::validate_name(*profile); !ok) return report_error(ok.error());
     if (audit_cmd->parsed()) return cmd_audit(g, audit);
     if (apply_cmd->parsed()) return cmd_apply(g, apply);
     if (diff_cmd->parsed()) return cmd_plan(g, diff);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/schema.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::rtnl {
 namespace {
@@ -223,9 +224,15 @@ Result<Link> decode_link(const nlmsghdr* nlh) {
     auto r = for_each_attr(attrs, kWhere, [&](const Attr& a) -> Result<void> {
         switch (a.type) {
             case IFLA_IFNAME:
-                link.name = attr_string(a);
+                link.name = escape_name(attr_string(a));
                 have_name = true;
                 return {};
+            case IFLA_PROP_LIST:
+                return for_each_attr(a.payload, "IFLA_PROP_LIST", [&](const Attr& in) {
+                    if (in.type == IFLA_ALT_IFNAME)
+                        link.altnames.push_back(escape_name(attr_string(in)));
+                    return Result<void>{};
+                });
             case IFLA_ADDRESS:
                 link.mac = format_hwaddr(a.payload);
                 return {};
@@ -362,13 +369,16 @@ Result<Link> get_one(nl_sock* sk, NlMsgPtr msg, const std::string& context) {
 
 Result<Link> Socket::get_link(const std::string& name) {
     if (name.empty()) return fail(Errc::InvalidArgument, "link", "empty interface name");
-    if (name.size() >= ALTIFNAMSIZ || name.find('\0') != std::string::npos)
-        return fail(Errc::InvalidArgument, "link", "invalid interface name \"" + name + "\"");
+    auto bytes = unescape_name(name);
+    if (!bytes) return std::unexpected(std::move(bytes.error()).within("link"));
+    if (bytes->size() >= ALTIFNAMSIZ || bytes->find('\0') != std::string::npos)
+        return fail(Errc::InvalidArgument, "link", "invalid interface name '" + name + "'");
     NlMsgPtr msg = link_request(RTM_GETLINK, 0, 0);
     if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
-    // Names too long for IFLA_IFNAME can only be alternative names.
-    const int attr = name.size() < IFNAMSIZ ? IFLA_IFNAME : IFLA_ALT_IFNAME;
-    if (msg && nla_put_string(msg.get(), attr, name.c_str()) < 0) msg.reset();
+    // Names too long for IFLA_IFNAME can only be alternative names; the
+    // kernel looks IFLA_IFNAME up among the alternative names too.
+    const int attr = bytes->size() < IFNAMSIZ ? IFLA_IFNAME : IFLA_ALT_IFNAME;
+    if (msg && nla_put_string(msg.get(), attr, bytes->c_str()) < 0) msg.reset();
     return get_one(sk_, std::move(msg), name);
 }
 

@@ -19,6 +19,22 @@ bool valid_utf8(std::string_view s) {
     return true;
 }
 
+std::string to_valid_utf8(std::string_view s) {
+    if (valid_utf8(s)) return std::string(s);
+    std::string out;
+    out.reserve(s.size() + 8);
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = utf8_sequence(s, i)) {
+            out.append(s.data() + i, n);
+            i += n;
+        } else {
+            out += "\xef\xbf\xbd";  // U+FFFD
+            ++i;
+        }
+    }
+    return out;
+}
+
 void append_json_string(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
     out += '"';

@@ -69,5 +69,10 @@ std::string quote_key(std::string_view k);
 // Whether s is valid UTF-8 (what must read back byte for byte is refused
 // rather than written with replacements).
 bool valid_utf8(std::string_view s);
+// s with U+FFFD for each byte that is not valid UTF-8, as the writer does:
+// for text bound for D-Bus, which refuses anything else. Names never need
+// it (they are in text form, util/strings.hpp); a driver's or a file
+// system's strings might.
+std::string to_valid_utf8(std::string_view s);
 
 }  // namespace nictune

@@ -128,6 +128,26 @@ std::string escape_name(std::string_view bytes) {
     return out;
 }
 
+namespace {
+
+// Text whose characters are all kept as they are or backslashes: it can be
+// shown as it is in a message.
+bool plain_text(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        char32_t cp = 0;
+        const std::size_t n = utf8_sequence(text, i, &cp);
+        if (n == 0 || (cp != '\\' && !kept_as_is(cp))) return false;
+        i += n;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string quote_name(std::string_view text) {
+    return plain_text(text) ? "'" + std::string(text) + "'" : quote(text);
+}
+
 Result<std::string> unescape_name(std::string_view text) {
     std::string out;
     out.reserve(text.size());
@@ -143,7 +163,7 @@ Result<std::string> unescape_name(std::string_view text) {
         }
         if (hi < 0 || lo < 0)
             return fail(Errc::InvalidArgument, "",
-                        quote(text) +
+                        quote_name(text) +
                             " is not in nictune's text form of a name (a byte is written \\x and "
                             "two lower-case hex digits, a backslash \\x5c)");
         out += static_cast<char>(hi * 16 + lo);
@@ -151,15 +171,26 @@ Result<std::string> unescape_name(std::string_view text) {
     }
     // One text per name: what escape_name() writes differently (a "\x41"
     // for 'A', a raw control byte, a raw space) is not that name's text.
-    if (std::string canonical = escape_name(out); canonical != text)
+    std::string canonical = escape_name(out);
+    if (canonical == text) return out;
+    if (!plain_text(text))
         return fail(Errc::InvalidArgument, "",
-                    quote(text) + " is not in nictune's text form of a name; it is written '" +
-                        canonical + "'");
-    return out;
+                    "must be written '" + canonical +
+                        "' in nictune's text form (bytes that are not printable UTF-8, "
+                        "whitespace and the backslash are written \\xhh)");
+    return fail(Errc::InvalidArgument, "",
+                quote_name(text) + " is written '" + canonical +
+                    "' in nictune's text form (\\xhh stands only for a byte that is not "
+                    "printable UTF-8, whitespace or a backslash)");
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) {
-    return fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
+bool glob_match(std::string_view pattern, std::string_view name) {
+    auto p = unescape_name(pattern);
+    auto n = unescape_name(name);
+    if (!p || !n || p->find('\0') != std::string::npos || n->find('\0') != std::string::npos)
+        return false;
+    // nictune never calls setlocale(): in the C locale fnmatch compares bytes.
+    return fnmatch(p->c_str(), n->c_str(), FNM_NOESCAPE) == 0;
 }
 
 namespace {
@@ -228,13 +259,34 @@ int compare_versions(std::string_view a, std::string_view b) {
     return 0;
 }
 
-bool valid_ifname(std::string_view name) {
-    if (name.empty() || name.size() >= 16 || name == "." || name == "..") return false;
-    for (char ch : name) {
-        auto u = static_cast<unsigned char>(ch);
-        if (ch == '/' || ch == ':' || std::isspace(u) || u < 0x20 || u == 0x7f) return false;
+namespace {
+
+// The kernel's isspace() (lib/ctype.c): a name with one of these is refused.
+bool kernel_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+// Text of a name of 1..max bytes without NUL, '/' or whitespace (nor ':'
+// unless `colon`), not "." or "..".
+bool valid_name_bytes(std::string_view text, std::size_t max, bool colon) {
+    if (text.empty() || text.size() > 4 * max) return false;  // \xhh per byte at most
+    auto raw = unescape_name(text);
+    if (!raw || raw->empty() || raw->size() > max || *raw == "." || *raw == "..") return false;
+    for (char c : *raw) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u == 0 || c == '/' || (c == ':' && !colon) || kernel_space(u)) return false;
     }
     return true;
+}
+
+}  // namespace
+
+bool valid_ifname(std::string_view name) {
+    return valid_name_bytes(name, 15, false);  // IFNAMSIZ - 1
+}
+
+bool valid_name_or_altname(std::string_view name) {
+    return valid_name_bytes(name, 127, true);  // ALTIFNAMSIZ - 1
 }
 
 std::string quote(std::string_view s) {

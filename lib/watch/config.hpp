@@ -10,6 +10,7 @@
 //   profile = "x520-lowlatency"
 //   enforce = true                # re-apply when a bound setting drifts (default false)
 //   interface = "p4p*"            # name or glob      } one or more of these;
+//                                 # (or an alternative name; text form: '\xff*')
 //   mac = "90:e2:ba:00:00:01"     # current or permanent MAC } all given keys
 //   pci = "0000:03:00.0"          # PCI address       } must match
 //   driver = "ixgbe"              # kernel driver     }
@@ -31,15 +32,18 @@ namespace nictune {
 struct Binding {
     std::string profile;
     bool enforce = false;
-    std::optional<std::string> interface;  // name or glob
-    std::optional<std::string> mac;        // lower-case aa:bb:cc:dd:ee:ff
-    std::optional<std::string> pci;        // lower-case 0000:03:00.0
+    // Name or glob in nictune's text form, matched on the real bytes of the
+    // interface's name and of each of its alternative names (glob_match).
+    std::optional<std::string> interface;
+    std::optional<std::string> mac;  // lower-case aa:bb:cc:dd:ee:ff
+    std::optional<std::string> pci;  // lower-case 0000:03:00.0
     std::optional<std::string> driver;
     SourceLoc loc;          // the [[bind]] table
     SourceLoc profile_loc;  // the profile value
 
-    // All given keys match (mac matches the current or the permanent address;
-    // pci matches the PCI slot or the bus-info).
+    // All given keys match (interface matches the name or an alternative
+    // name; mac matches the current or the permanent address; pci matches
+    // the PCI slot or the bus-info).
     [[nodiscard]] bool matches(const Identity& id) const;
     // "interface p4p* driver ixgbe -> x520-lowlatency (enforce)"
     [[nodiscard]] std::string describe() const;

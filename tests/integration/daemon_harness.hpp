@@ -140,11 +140,19 @@ class DaemonHarness {
         o.env = std::move(env);
         o.stderr_log = dir_ / "nictuned.log";
         std::string why;
-        daemon_ = Child::start(
-            {"ip", "netns", "exec", ns_->name(), NICTUNED_PATH, "--bus-address", bus_->address(),
-             "--config", (dir_ / "nictune.toml").string(), "--profiles-dir",
-             (dir_ / "profiles").string(), "--state-dir", (dir_ / "state").string()},
-            o, &why);
+        std::vector<std::string> argv = {"ip",
+                                         "netns",
+                                         "exec",
+                                         ns_->name(),
+                                         NICTUNED_PATH,
+                                         "--bus-address",
+                                         bus_->address(),
+                                         "--config",
+                                         (dir_ / "nictune.toml").string(),
+                                         "--profiles-dir",
+                                         (dir_ / "profiles").string()};
+        argv.insert(argv.end(), {"--state-dir", (dir_ / "state").string()});
+        daemon_ = Child::start(argv, o, &why);
         if (!daemon_) {
             ADD_FAILURE() << why;
             return false;

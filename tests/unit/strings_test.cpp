@@ -28,6 +28,42 @@ TEST(IfName, AcceptsWhatTheKernelAccepts) {
     EXPECT_FALSE(valid_ifname("a b"));
 }
 
+// Names are checked in their text form; the kernel's rules apply to the
+// bytes it stands for (measured on 6.18: \x01, \x7f, \x85 and \xff are
+// accepted, \xa0 is refused like any isspace() byte).
+TEST(IfName, ChecksTheBytesTheTextStandsFor) {
+    EXPECT_TRUE(valid_ifname("\\xff\\xfeq"));
+    EXPECT_TRUE(valid_ifname("a\\x5cb"));
+    EXPECT_TRUE(valid_ifname("\\x01x"));
+    EXPECT_TRUE(valid_ifname("\\x7fx"));
+    EXPECT_TRUE(valid_ifname("é0"));
+    std::string fifteen;
+    for (int i = 0; i < 15; ++i)
+        fifteen += "\\xff";
+    EXPECT_TRUE(valid_ifname(fifteen)) << "15 bytes, 60 characters of text";
+    EXPECT_FALSE(valid_ifname(fifteen + "\\xff"));
+    EXPECT_FALSE(valid_ifname("a\\xa0b"));
+    EXPECT_FALSE(valid_ifname("a\\x20b"));
+    EXPECT_FALSE(valid_ifname("a\\x09b"));
+    EXPECT_FALSE(valid_ifname("a\\x00b"));
+    EXPECT_FALSE(valid_ifname("a\\b")) << "not the text form";
+    EXPECT_FALSE(valid_ifname("\x01x")) << "a raw control byte is not text";
+    EXPECT_FALSE(valid_ifname("\xff\xfeq")) << "raw bytes are not text";
+    EXPECT_FALSE(valid_ifname("bi0:1"));
+}
+
+TEST(IfName, AltnamesMayBeLongerAndHoldAColon) {
+    EXPECT_TRUE(valid_name_or_altname("p4p1"));
+    EXPECT_TRUE(valid_name_or_altname("bi0:1"));
+    EXPECT_TRUE(valid_name_or_altname(std::string(127, 'a')));
+    EXPECT_FALSE(valid_name_or_altname(std::string(128, 'a')));
+    EXPECT_TRUE(valid_name_or_altname("\\xff\\xfe"));
+    EXPECT_FALSE(valid_name_or_altname("a/b"));
+    EXPECT_FALSE(valid_name_or_altname("a\\x20b"));
+    EXPECT_FALSE(valid_name_or_altname("."));
+    EXPECT_FALSE(valid_name_or_altname(""));
+}
+
 TEST(Quote, EscapesNonPrintables) {
     EXPECT_EQ(quote("p4p1"), "'p4p1'");
     EXPECT_EQ(quote(std::string("a\0b\n", 4)), "'a\\x00b\\x0a'");
@@ -84,18 +120,18 @@ TEST(NameText, TakesBackOnlyItsOwnForm) {
     // Each byte string has one text: everything else is refused, saying
     // what that name's text would be.
     const std::pair<std::string, std::string> cases[] = {
-        {"\\x41", "it is written 'A'"},
+        {"\\x41", "'\\x41' is written 'A'"},
         {"\\xFF", "a byte is written \\x and two lower-case hex digits"},
         {"\\x5C", "lower-case"},
         {"\\x", "a backslash \\x5c"},
         {"\\xf", "two lower-case hex digits"},
         {"a\\", "a backslash \\x5c"},
-        {"a\\b", "a backslash \\x5c"},
+        {"a\\b", "'a\\b' is not in nictune's text form"},
         {"\\q", "a backslash \\x5c"},
-        {"a b", "it is written 'a\\x20b'"},
-        {"\x01x", "it is written '\\x01x'"},
-        {"\xff\xfeq", "it is written '\\xff\\xfeq'"},
-        {"\xe2\x80\x8b", "it is written '\\xe2\\x80\\x8b'"},
+        {"a b", "must be written 'a\\x20b'"},
+        {"\x01x", "must be written '\\x01x'"},
+        {"\xff\xfeq", "must be written '\\xff\\xfeq'"},
+        {"\xe2\x80\x8b", "must be written '\\xe2\\x80\\x8b'"},
     };
     for (const auto& [text, why] : cases) {
         auto r = unescape_name(text);
@@ -229,6 +265,25 @@ TEST(NameText, TakesNoTwoTextsForOneName) {
         ASSERT_EQ(escape_name(*bytes), text);
     }
     EXPECT_GT(taken, 1000) << "the generator must reach valid texts too";
+}
+
+TEST(NameGlob, MatchesTheRealBytes) {
+    EXPECT_TRUE(glob_match("p4p*", "p4p1"));
+    EXPECT_FALSE(glob_match("p4p*", "eth0"));
+    EXPECT_TRUE(glob_match("*", "\\xff\\xfeq"));
+    EXPECT_TRUE(glob_match("\\xff*", "\\xff\\xfeq"));
+    EXPECT_FALSE(glob_match("\\xfe*", "\\xff\\xfeq"));
+    // '?' is one byte, not one character of text.
+    EXPECT_TRUE(glob_match("?\\xfeq", "\\xff\\xfeq"));
+    EXPECT_FALSE(glob_match("?0", "é0"));
+    EXPECT_TRUE(glob_match("??0", "é0"));
+    // A backslash is a byte like any other, never a glob escape.
+    EXPECT_TRUE(glob_match("a\\x5c*", "a\\x5cb"));
+    EXPECT_TRUE(glob_match("[*]x", "*x"));
+    EXPECT_FALSE(glob_match("[*]x", "ax"));
+    // Not the text form: matches nothing.
+    EXPECT_FALSE(glob_match("a\\*", "a*"));
+    EXPECT_FALSE(glob_match("*", "\xff"));
 }
 
 }  // namespace

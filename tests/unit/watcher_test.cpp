@@ -1,7 +1,13 @@
 #include "service/watcher.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -463,6 +469,48 @@ TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
     watcher->process();  // the re-read fails: no crash, no apply
     watcher->link_event(4, "p4p1", true);
     EXPECT_FALSE(watcher->tracked().contains(4));
+}
+
+}  // namespace
+}  // namespace nictune::service
+
+namespace nictune::service {
+namespace {
+
+// ---- renames and alternative names (issue 13)
+
+TEST_F(WatcherTest, ABindingMatchesAnAlternativeName) {
+    be.nics[1].id.altnames = {"uplink0", "enp0s1-with-a-long-name"};
+    bind("uplink*", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("v0"), 9000U);
+    EXPECT_EQ(mtu("p4p1"), 1500U);
+    EXPECT_EQ(watcher->tracked().at(be.nics[1].id.ifindex).altnames, be.nics[1].id.altnames);
+}
+
+// systemd adds alternative names after the link appears: the binding
+// applies when its name comes.
+TEST_F(WatcherTest, ABindingAppliesWhenTheAlternativeNameItMatchesIsAdded) {
+    bind("uplink0", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("v0"), 1500U);
+    be.nics[1].id.altnames = {"uplink0"};
+    const std::vector<std::string> alts = {"uplink0"};
+    watcher->link_event(be.nics[1].id.ifindex, "v0", false, nullptr, &alts);
+    watcher->process();
+    EXPECT_EQ(mtu("v0"), 9000U);
+    EXPECT_EQ(events.back().detail, "applied/rename");
+}
+
+TEST_F(WatcherTest, AppliesToANameThatIsNotUtf8) {
+    // The fake holds names as the kernel layer gives them: in text form.
+    be.nics[1].id.name = "\\xff\\xfeq";
+    bind("\\xff*", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("\\xff\\xfeq"), 9000U);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back().iface, "\\xff\\xfeq");
+    EXPECT_TRUE(*manager->state().load_interface("\\xff\\xfeq"));
 }
 
 }  // namespace
