@@ -22,6 +22,7 @@
 #include "report/text_report.hpp"
 #include "util/json_writer.hpp"
 #include "util/strings.hpp"
+#include "watch/config.hpp"
 
 namespace nictune::ctl {
 namespace {
@@ -31,6 +32,7 @@ using Json = nlohmann::json;
 struct Globals {
     std::vector<std::string> profiles_dirs;
     std::string state_dir;
+    std::string config;  // nictune.toml: its [daemon] state_dir and profiles_dirs
     std::string bus_address;
     std::string color = "auto";
     std::string facts_file;
@@ -38,7 +40,8 @@ struct Globals {
 
     // Options only the local engine can honour: nictuned has its own.
     [[nodiscard]] bool local_only() const {
-        return direct || !profiles_dirs.empty() || !state_dir.empty() || !facts_file.empty();
+        return direct || !profiles_dirs.empty() || !state_dir.empty() || !facts_file.empty() ||
+               !config.empty();
     }
 };
 
@@ -87,9 +90,24 @@ struct Direct {
     std::unique_ptr<Manager> manager;
 };
 
-Result<Direct> open_direct(const Globals& g) {
+// `changes`: the command may change settings (a configuration that does
+// not load is then worth a warning: the state directory is the default).
+Result<Direct> open_direct(const Globals& g, bool changes = false) {
     auto facts = load_facts(g);
     if (!facts) return std::unexpected(facts.error());
+    // nictuned's configuration: the same state directory (and so the same
+    // locks and journals) and the same profile directories as nictuned.
+    const std::filesystem::path config_file =
+        g.config.empty() ? std::filesystem::path(NICTUNE_SYSCONFDIR "/nictune.toml")
+                         : std::filesystem::path(g.config);
+    const auto cfg = load_config(config_file, geteuid() == 0);
+    const auto state_dir = state_dir_for(
+        g.state_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(g.state_dir),
+        cfg);
+    if (!cfg && changes)
+        std::fprintf(stderr,
+                     "nictunectl: warning: %s; using the state directory %s, as nictuned does\n",
+                     cfg.error().str().c_str(), state_dir.c_str());
     auto backend = NetlinkBackend::open();
     if (!backend) return std::unexpected(backend.error());
     Direct d;
@@ -97,11 +115,13 @@ Result<Direct> open_direct(const Globals& g) {
     auto names = d.backend->kernel_feature_names();
     profile::StoreOptions so;
     std::vector<std::filesystem::path> dirs(g.profiles_dirs.begin(), g.profiles_dirs.end());
+    if (cfg)
+        for (const auto& dir : cfg->profiles_dirs)
+            dirs.emplace_back(dir);
     so.search_path = profile::default_search_path(dirs);
     so.parse.runtime_features = names ? names->get() : nullptr;
-    d.manager = std::make_unique<Manager>(
-        *d.backend, profile::Store(so),
-        StateStore(g.state_dir.empty() ? "/run/nictune" : g.state_dir), std::move(*facts));
+    d.manager = std::make_unique<Manager>(*d.backend, profile::Store(so), StateStore(state_dir),
+                                          std::move(*facts));
     return d;
 }
 
@@ -145,11 +165,12 @@ std::unique_ptr<dbus::Client> daemon(const Globals& g, std::string* why) {
 // A command that changes settings: through nictuned, or --direct as root.
 int refuse_without_daemon(const Globals& g, const char* what, const std::string& why) {
     if (!g.direct && g.local_only()) {
-        std::fprintf(stderr,
-                     "nictunectl: %s: --profiles-dir, --state-dir and --facts apply to this "
-                     "process only; add "
-                     "--direct (as root) to %s here, or configure nictuned\n",
-                     what, what);
+        std::fprintf(
+            stderr,
+            "nictunectl: %s: --profiles-dir, --state-dir, --config and --facts apply to this "
+            "process only; add "
+            "--direct (as root) to %s here, or configure nictuned\n",
+            what, what);
         return kUsage;
     }
     std::fprintf(stderr,
@@ -295,7 +316,7 @@ int cmd_apply(const Globals& g, const ApplyArgs& a) {
                 "nictunectl: --direct apply changes the kernel's settings and needs root\n");
             return kCannotRead;
         }
-        auto direct = open_direct(g);
+        auto direct = open_direct(g, true);
         if (!direct) return report_error(direct.error());
         auto r = direct->manager->apply(
             ApplyRequest{a.profile, a.interfaces, a.force, false, a.keep_going});
@@ -344,7 +365,7 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
                 "nictunectl: --direct rollback changes the kernel's settings and needs root\n");
             return kCannotRead;
         }
-        auto d = open_direct(g);
+        auto d = open_direct(g, true);
         if (!d) return report_error(d.error());
         direct = std::make_unique<Direct>(std::move(*d));
     } else {
@@ -515,6 +536,10 @@ int run(int argc, char** argv) {
     app.add_option("--state-dir", g.state_dir,
                    "Where transactions keep the original settings (local engine only)")
         ->type_name("DIR");
+    app.add_option("--config", g.config,
+                   "nictuned's configuration, for its state_dir and profiles_dirs (local engine "
+                   "only; default " NICTUNE_SYSCONFDIR "/nictune.toml)")
+        ->type_name("FILE");
     app.add_option("--bus-address", g.bus_address,
                    "D-Bus address of nictuned's bus (default: the system bus)")
         ->type_name("ADDR");

@@ -117,9 +117,10 @@ int run_daemon(const DaemonOptions& opts) {
     std::string config_error;
     DaemonConfig first_cfg;
     first_cfg.file = opts.config;
-    if (auto c = load_config(opts.config, geteuid() == 0)) {
-        first_cfg.profiles_dirs = c->profiles_dirs;
-        first_cfg.state_dir = c->state_dir;
+    const auto loaded_cfg = load_config(opts.config, geteuid() == 0);
+    if (loaded_cfg) {
+        first_cfg.profiles_dirs = loaded_cfg->profiles_dirs;
+        first_cfg.state_dir = loaded_cfg->state_dir;
     }
 
     auto backend = NetlinkBackend::open();
@@ -130,10 +131,8 @@ int run_daemon(const DaemonOptions& opts) {
     auto names = (*backend)->kernel_feature_names();
     const FeatureNames* runtime_names = names ? names->get() : nullptr;
     const std::shared_ptr<const FeatureNames> feature_names = names ? *names : nullptr;
-    const std::filesystem::path state_dir =
-        opts.state_dir ? *opts.state_dir
-                       : (first_cfg.state_dir ? std::filesystem::path(*first_cfg.state_dir)
-                                              : std::filesystem::path("/run/nictune"));
+    // The same function decides nictunectl --direct's: one directory, one set of locks.
+    const std::filesystem::path state_dir = state_dir_for(opts.state_dir, loaded_cfg);
     Manager manager(**backend, make_store(opts, first_cfg, runtime_names), StateStore(state_dir),
                     FactsBook::builtin());
 

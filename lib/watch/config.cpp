@@ -365,6 +365,13 @@ Result<DaemonConfig> load_config(const fs::path& path, bool require_root_owned) 
     return parse_config(*text, path.string());
 }
 
+std::filesystem::path state_dir_for(const std::optional<std::filesystem::path>& override,
+                                    const Result<DaemonConfig>& config) {
+    if (override) return *override;
+    if (config && config->state_dir) return *config->state_dir;
+    return kDefaultStateDir;
+}
+
 Result<void> validate_bindings(const DaemonConfig& cfg, const profile::Store& store) {
     for (const auto& b : cfg.bindings) {
         auto p = store.load(b.profile);

@@ -65,6 +65,15 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::string& file
 // require_root_owned). A missing file is an empty configuration.
 Result<DaemonConfig> load_config(const std::filesystem::path& path, bool require_root_owned);
 
+// The state directory of nictuned and of nictunectl --direct, decided here
+// for both so that they share its locks and each other's journals:
+// `override` (their --state-dir) when given, else `config`'s state_dir,
+// else kDefaultStateDir (also when the configuration does not load, for
+// both alike).
+inline constexpr const char* kDefaultStateDir = "/run/nictune";
+std::filesystem::path state_dir_for(const std::optional<std::filesystem::path>& override,
+                                    const Result<DaemonConfig>& config);
+
 // Every bound profile exists and loads; errors point at the binding's
 // profile value ("nictune.toml:4:11: profile 'x' ...").
 Result<void> validate_bindings(const DaemonConfig& cfg, const profile::Store& store);

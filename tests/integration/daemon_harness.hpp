@@ -151,7 +151,7 @@ class DaemonHarness {
                                          (dir_ / "nictune.toml").string(),
                                          "--profiles-dir",
                                          (dir_ / "profiles").string()};
-        argv.insert(argv.end(), {"--state-dir", (dir_ / "state").string()});
+        if (state_dir_option_) argv.insert(argv.end(), {"--state-dir", (dir_ / "state").string()});
         daemon_ = Child::start(argv, o, &why);
         if (!daemon_) {
             ADD_FAILURE() << why;
@@ -163,6 +163,9 @@ class DaemonHarness {
         }
         return true;
     }
+
+    // nictuned starts without --state-dir: nictune.toml decides.
+    void without_state_dir_option() { state_dir_option_ = false; }
 
     [[nodiscard]] std::string log() const {
         std::ifstream in(dir_ / "nictuned.log");
@@ -194,6 +197,7 @@ class DaemonHarness {
 
   private:
     bool ok_ = false;
+    bool state_dir_option_ = true;
     std::unique_ptr<TestNetns> ns_;
     std::filesystem::path dir_;
     std::unique_ptr<PrivateBus> bus_;

@@ -278,6 +278,19 @@ TEST(BindingMatch, MatchesAnAlternativeName) {
     EXPECT_TRUE(b.matches(id));
 }
 
+// nictuned and nictunectl --direct take their state directory from here.
+TEST(StateDirFor, TheCommandLineThenTheConfigurationThenTheDefault) {
+    DaemonConfig with;
+    with.state_dir = "/srv/nictune-state";
+    const Result<DaemonConfig> cfg = with;
+    const Result<DaemonConfig> none = DaemonConfig{};
+    const Result<DaemonConfig> broken = fail(Errc::InvalidProfile, "n.toml:1:1", "bad");
+    EXPECT_EQ(state_dir_for(fs::path("/tmp/x"), cfg), "/tmp/x");
+    EXPECT_EQ(state_dir_for(std::nullopt, cfg), "/srv/nictune-state");
+    EXPECT_EQ(state_dir_for(std::nullopt, none), "/run/nictune");
+    EXPECT_EQ(state_dir_for(std::nullopt, broken), "/run/nictune");
+}
+
 TEST(BindingMatch, MatchesTheCurrentOrThePermanentMac) {
     auto b = binding("x");
     b.mac = "90:e2:ba:00:00:01";
