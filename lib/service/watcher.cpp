@@ -317,16 +317,20 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
 
 void Watcher::follow_rename(Tracked& t, const std::string& name) {
     log(Level::Info, "renamed from " + t.name, {name, t.profile, "", ""});
-    // The saved originals follow the device, not the name.
-    auto rec = manager_.state().load_interface(t.name);
-    if (rec && *rec) {
-        InterfaceRecord moved = **rec;
-        moved.name = name;
-        if (auto saved = manager_.state().save_interface(moved); saved)
-            (void)manager_.state().remove_interface(t.name);
-        else
-            log(Level::Error,
-                "cannot move the saved originals from " + t.name + ": " + saved.error().str(),
+    // The saved originals follow the device, not the name: under both
+    // names' locks (nictunectl --direct may run a transaction on either),
+    // after the journals of a transaction that died on them are replayed.
+    StateStore& store = manager_.state();
+    if (store.has_interface(t.name)) {
+        auto from = store.lock(t.name);
+        auto to = from ? store.lock(name) : Result<StateLock>(std::unexpected(from.error()));
+        const std::string held[] = {t.name, name};
+        Result<void> moved = to ? store.replay_journals(held) : std::unexpected(to.error());
+        if (moved) moved = store.rename_interface(t.name, name);
+        if (!moved)
+            log(moved.error().code == Errc::Busy ? Level::Warning : Level::Error,
+                "cannot move the saved originals from " + t.name + " now (" + moved.error().str() +
+                    "); the next transaction or rollback on " + name + " finds them by its ifindex",
                 {name, t.profile, "", ""});
     }
     t.name = name;

@@ -148,7 +148,8 @@ class Watcher {
                      uint32_t sections = ReadRequest::kAllSections);
     // Reads one chunk of appeared_ (ifindex, name).
     Result<std::vector<NicState>> read_new(std::span<const std::pair<int, std::string>> chunk);
-    // The tracked interface is now called `name`; its saved originals move.
+    // The tracked interface is now called `name`; its saved originals move
+    // (under the locks of both names, as any change to the state directory).
     void follow_rename(Tracked& t, const std::string& name);
     // Starts tracking a link just read.
     Tracked& track(const NicState& st);
