@@ -650,7 +650,20 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         if (complete) {
             // Everything is as before: the interface files were never
             // written, the system record goes back.
-            if (!(*sysrec == sys_before)) (void)store.save_system(sys_before);
+            if (!(*sysrec == sys_before))
+                if (auto ok = store.save_system(sys_before); !ok) {
+                    // The settings are back, system.json is not. The journal
+                    // stays: the next transaction on these interfaces, their
+                    // rollback or nictuned's start replays it, and that
+                    // puts the owners of the system settings right.
+                    for (auto& ir : res.interfaces)
+                        ir.warnings.push_back(
+                            "the settings are restored but the state directory is not (" +
+                            ok.error().str() +
+                            "); the next transaction on this interface, its rollback or "
+                            "nictuned's start completes it");
+                    return res;
+                }
             journal->finish();
         } else {
             for (auto& r : records) {
@@ -960,10 +973,14 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
             InterfaceRecord keep = *records[i];
             keep.status = TxStatus::Failed;
             keep.updated_at = unix_now();
-            if (store.save_interface(keep)) {
+            // The originals stay saved either way; the record says what is left.
+            if (auto ok = store.save_interface(keep); !ok) {
+                if (!out[i].error) out[i].error = ok.error();
+            } else {
                 // Merged into it: the earlier files are not needed.
                 for (const auto& name : earlier[i])
-                    (void)store.remove_interface(name);
+                    if (auto gone = store.remove_interface(name); !gone && !out[i].error)
+                        out[i].error = gone.error();
                 system_changed |= !earlier[i].empty();
             }
             out[i].result = TxResult::Partial;

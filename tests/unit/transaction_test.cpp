@@ -630,5 +630,59 @@ TEST_F(TransactionTest, ARenamedDevicesEarlierRecordIsTakenOnlyUnderItsLock) {
     EXPECT_EQ(be.nic("lan0")->values.get(Key::LinkMtu), 1500U);
 }
 
+// ---- state files that cannot be written (issue 13, section 4)
+
+// A failed step, everything undone, and then system.json cannot be put
+// back: the failure is reported and the journal kept, so that the next
+// transaction, a rollback or nictuned's start completes the bookkeeping.
+TEST_F(TransactionTest, AnUndoneTransactionThatCannotRestoreSystemJsonSaysSoAndKeepsItsJournal) {
+    StateStore store(dir_);
+    auto p = profile_of("s", "[link]\nmtu = 9000\n[sysctl]\n\"net.core.rmem_max\" = 16777216\n");
+    auto plan = plan_for(p, {"p4p1"});
+    be.fail_call(2, EINVAL, "sysctl refused");  // link.mtu (1) goes through, the sysctl fails
+    ApplyOptions opts;
+    opts.before_change = [&](int change) {
+        if (change != 2) return;
+        // system.json (written before the first change) cannot be replaced now.
+        fs::remove(dir_ / "system.json");
+        fs::create_directories(dir_ / "system.json" / "x");
+    };
+    auto r = apply_plan(be, store, plan, opts);
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U) << "the settings are back";
+    ASSERT_EQ(r.interfaces.size(), 1U);
+    const auto& w = r.interfaces[0].warnings;
+    EXPECT_TRUE(std::any_of(w.begin(), w.end(),
+                            [](const std::string& x) {
+                                return x.find("state directory is not") != std::string::npos &&
+                                       x.find("system.json") != std::string::npos;
+                            }))
+        << "warnings: " << (w.empty() ? "none" : w.front());
+    std::size_t journals = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_ / "journal"))
+        ++journals;
+    EXPECT_EQ(journals, 1U) << "the journal is the only record of what system.json should say";
+}
+
+// A rollback that could not restore everything keeps the record (status
+// failed); when even that cannot be written, the result says so.
+TEST_F(TransactionTest, ARollbackThatCannotSaveWhatIsLeftSaysSo) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"})).result,
+        TxResult::Applied);
+    const fs::path file = dir_ / "interfaces" / "p4p1.json";
+    be.fail_set = [&](const std::string&, Section) {
+        // The restore fails, and the record cannot be replaced either.
+        fs::remove(file);
+        fs::create_directories(file / "x");
+        return true;
+    };
+    auto rb = rollback_interface(be, store, "p4p1");
+    EXPECT_EQ(rb.result, TxResult::Partial);
+    ASSERT_TRUE(rb.error) << "the record of what is left could not be saved, and nobody was told";
+    EXPECT_EQ(rb.error->context, file.string()) << rb.error->str();
+}
+
 }  // namespace
 }  // namespace nictune
