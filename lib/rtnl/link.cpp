@@ -298,8 +298,10 @@ Result<std::unique_ptr<Socket>> Socket::open() {
         return fail(Errc::Io, "rtnetlink: connect", nl_geterror(err));
     const int fd = nl_socket_get_fd(s->sk_);
     // The socket must not leak into anything the process might exec.
-    if (int fl = fcntl(fd, F_GETFD); fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-        return fail_errno(errno, "rtnetlink: FD_CLOEXEC");
+    if (int fl = fcntl(fd, F_GETFD); fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+        const int err = errno;  // before the context string is built (it allocates)
+        return fail_errno(err, "rtnetlink: FD_CLOEXEC");
+    }
     // Ask for the kernel's error text and keep error replies short. Kernels
     // without extack (< 4.12) still work, just without the text.
     const int one = 1;
@@ -564,10 +566,13 @@ Result<void> Socket::receive_events(const std::function<void(Link&&, bool delete
         mh.msg_iovlen = 1;
         const ssize_t n = recvmsg(fd(), &mh, MSG_DONTWAIT);
         if (n < 0) {
-            if (errno == EINTR) continue;
+            // Read once: building the error's context allocates, and the
+            // daemon resynchronises on ENOBUFS only if that is what it gets.
+            const int err = errno;
+            if (err == EINTR) continue;
             // EWOULDBLOCK is the same value on Linux.
-            if (errno == EAGAIN) break;
-            return fail_errno(errno, "link events: receive");
+            if (err == EAGAIN) break;
+            return fail_errno(err, "link events: receive");
         }
         if (n == 0) break;
         // Only the kernel speaks for the links; other senders are ignored.
