@@ -234,14 +234,14 @@ ManagerObject::RollbackInterfaces(const std::vector<std::string>& interfaces) {
             // What Rollback would raise for this interface alone.
             if (r.result == TxResult::Refused && r.error &&
                 (r.error->code == Errc::Busy || r.error->is_user_error())) {
-                out.emplace_back(interfaces[i], std::string(tx_result_name(r.result)),
+                out.emplace_back(r.interface, std::string(tx_result_name(r.result)),
                                  dbus_error_name(r.error->code), text(r.error->str()));
                 report += "{}";
                 continue;
             }
             if (r.result == TxResult::RolledBack) watcher_.note_rollback(r.interface);
             out.emplace_back(
-                interfaces[i],
+                r.interface,
                 std::string(r.nothing_saved ? "nothing_saved" : tx_result_name(r.result)),
                 std::string(), std::string());
             report += report::rollback_json_text(r);

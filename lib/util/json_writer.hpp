@@ -2,8 +2,9 @@
 // of hundreds of interfaces): it appends straight to a string, with the same
 // layout as nlohmann::json::dump(2), instead of building a document tree
 // first (which cost more than reading the kernel at 512 interfaces).
-// Strings that are not valid UTF-8 (interface names may hold any byte) get
-// U+FFFD for the bad bytes, so the output is always valid JSON.
+// Strings that are not valid UTF-8 (a driver's version string might be;
+// names never are, being in their text form, util/strings.hpp) get U+FFFD
+// for the bad bytes, so the output is always valid JSON.
 #pragma once
 
 #include <cstdint>
