@@ -20,6 +20,9 @@
 #include "report/keys_doc.hpp"
 #include "report/plan_report.hpp"
 #include "report/text_report.hpp"
+#include "util/json_writer.hpp"
+#include "util/strings.hpp"
+#include "watch/config.hpp"
 
 namespace nictune::ctl {
 namespace {
@@ -29,6 +32,7 @@ using Json = nlohmann::json;
 struct Globals {
     std::vector<std::string> profiles_dirs;
     std::string state_dir;
+    std::string config;  // nictune.toml: its [daemon] state_dir and profiles_dirs
     std::string bus_address;
     std::string color = "auto";
     std::string facts_file;
@@ -36,9 +40,17 @@ struct Globals {
 
     // Options only the local engine can honour: nictuned has its own.
     [[nodiscard]] bool local_only() const {
-        return direct || !profiles_dirs.empty() || !state_dir.empty() || !facts_file.empty();
+        return direct || !profiles_dirs.empty() || !state_dir.empty() || !facts_file.empty() ||
+               !config.empty();
     }
 };
+
+// Pretty JSON that never throws: a string that is not UTF-8 (a profile file
+// name from a directory listing) gets U+FFFD, as JsonWriter does. Names are
+// already in text form.
+std::string dump(const Json& j) {
+    return j.dump(2, ' ', false, Json::error_handler_t::replace);
+}
 
 int exit_for(const Error& e) {
     return e.is_user_error() ? kUsage : kCannotRead;
@@ -78,9 +90,24 @@ struct Direct {
     std::unique_ptr<Manager> manager;
 };
 
-Result<Direct> open_direct(const Globals& g) {
+// `changes`: the command may change settings (a configuration that does
+// not load is then worth a warning: the state directory is the default).
+Result<Direct> open_direct(const Globals& g, bool changes = false) {
     auto facts = load_facts(g);
     if (!facts) return std::unexpected(facts.error());
+    // nictuned's configuration: the same state directory (and so the same
+    // locks and journals) and the same profile directories as nictuned.
+    const std::filesystem::path config_file =
+        g.config.empty() ? std::filesystem::path(NICTUNE_SYSCONFDIR "/nictune.toml")
+                         : std::filesystem::path(g.config);
+    const auto cfg = load_config(config_file, geteuid() == 0);
+    const auto state_dir = state_dir_for(
+        g.state_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(g.state_dir),
+        cfg);
+    if (!cfg && changes)
+        std::fprintf(stderr,
+                     "nictunectl: warning: %s; using the state directory %s, as nictuned does\n",
+                     cfg.error().str().c_str(), state_dir.c_str());
     auto backend = NetlinkBackend::open();
     if (!backend) return std::unexpected(backend.error());
     Direct d;
@@ -88,12 +115,42 @@ Result<Direct> open_direct(const Globals& g) {
     auto names = d.backend->kernel_feature_names();
     profile::StoreOptions so;
     std::vector<std::filesystem::path> dirs(g.profiles_dirs.begin(), g.profiles_dirs.end());
+    if (cfg)
+        for (const auto& dir : cfg->profiles_dirs)
+            dirs.emplace_back(dir);
     so.search_path = profile::default_search_path(dirs);
     so.parse.runtime_features = names ? names->get() : nullptr;
-    d.manager = std::make_unique<Manager>(
-        *d.backend, profile::Store(so),
-        StateStore(g.state_dir.empty() ? "/run/nictune" : g.state_dir), std::move(*facts));
+    d.manager = std::make_unique<Manager>(*d.backend, profile::Store(so), StateStore(state_dir),
+                                          std::move(*facts));
     return d;
+}
+
+// Interface names from the command line, in nictune's text form ('\xff\xfeq',
+// 'a\x5cb'). An argument that cannot be that text (a raw control byte or
+// bytes that are not UTF-8, as bash's $'\xff\xfeq' gives) is taken as the
+// name's own bytes; text that only looks wrong ('a\b', '\xFF') is refused,
+// saying how to write it.
+Result<std::vector<std::string>> name_args(const std::vector<std::string>& args) {
+    std::vector<std::string> out;
+    out.reserve(args.size());
+    for (const auto& a : args) {
+        if (unescape_name(a)) {
+            out.push_back(a);
+            continue;
+        }
+        const bool text = valid_utf8(a) && std::ranges::none_of(a, [](char c) {
+                              const auto u = static_cast<unsigned char>(c);
+                              return u < 0x20 || u == 0x7f;
+                          });
+        if (!text) {
+            out.push_back(escape_name(a));
+            continue;
+        }
+        auto e = unescape_name(a).error();
+        e.message = "interface name " + e.message;
+        return std::unexpected(std::move(e));
+    }
+    return out;
 }
 
 // nictuned, when it runs and nothing asks for the local engine.
@@ -108,11 +165,12 @@ std::unique_ptr<dbus::Client> daemon(const Globals& g, std::string* why) {
 // A command that changes settings: through nictuned, or --direct as root.
 int refuse_without_daemon(const Globals& g, const char* what, const std::string& why) {
     if (!g.direct && g.local_only()) {
-        std::fprintf(stderr,
-                     "nictunectl: %s: --profiles-dir, --state-dir and --facts apply to this "
-                     "process only; add "
-                     "--direct (as root) to %s here, or configure nictuned\n",
-                     what, what);
+        std::fprintf(
+            stderr,
+            "nictunectl: %s: --profiles-dir, --state-dir, --config and --facts apply to this "
+            "process only; add "
+            "--direct (as root) to %s here, or configure nictuned\n",
+            what, what);
         return kUsage;
     }
     std::fprintf(stderr,
@@ -126,7 +184,7 @@ int refuse_without_daemon(const Globals& g, const char* what, const std::string&
 int print(const Result<Json>& j, bool json, const std::function<std::string(const Json&)>& text) {
     if (!j) return report_error(j.error());
     if (json)
-        std::cout << j->dump(2) << '\n';
+        std::cout << dump(*j) << '\n';
     else
         std::cout << text(*j);
     return kOk;
@@ -258,7 +316,7 @@ int cmd_apply(const Globals& g, const ApplyArgs& a) {
                 "nictunectl: --direct apply changes the kernel's settings and needs root\n");
             return kCannotRead;
         }
-        auto direct = open_direct(g);
+        auto direct = open_direct(g, true);
         if (!direct) return report_error(direct.error());
         auto r = direct->manager->apply(
             ApplyRequest{a.profile, a.interfaces, a.force, false, a.keep_going});
@@ -307,7 +365,7 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
                 "nictunectl: --direct rollback changes the kernel's settings and needs root\n");
             return kCannotRead;
         }
-        auto d = open_direct(g);
+        auto d = open_direct(g, true);
         if (!d) return report_error(d.error());
         direct = std::make_unique<Direct>(std::move(*d));
     } else {
@@ -350,7 +408,7 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
             std::cout << report::rollback_text(*r, color);
         rc = std::max(rc, rollback_exit(*r));
     }
-    if (json) std::cout << Json{{"rollbacks", all}}.dump(2) << '\n';
+    if (json) std::cout << dump(Json{{"rollbacks", all}}) << '\n';
     return rc;
 }
 
@@ -380,7 +438,7 @@ int cmd_profiles(const Globals& g, bool json) {
     }
     bool bad = false;
     if (json) {
-        std::cout << list.dump(2) << '\n';
+        std::cout << dump(list) << '\n';
     } else if (list.at("profiles").empty()) {
         std::cout << "no profiles found\n";
     }
@@ -410,7 +468,7 @@ int cmd_status(const Globals& g, bool json) {
     auto s = c->status();
     if (!s) return report_error(s.error());
     if (json) {
-        std::cout << s->dump(2) << '\n';
+        std::cout << dump(*s) << '\n';
         return kOk;
     }
     std::cout << "nictuned " << s->value("version", "") << ", config " << s->value("config", "")
@@ -424,7 +482,11 @@ int cmd_status(const Globals& g, bool json) {
     std::cout << "interfaces:\n";
     if (s->at("interfaces").empty()) std::cout << "  none tuned\n";
     for (const auto& i : s->at("interfaces")) {
-        std::cout << "  " << i.value("name", "") << " (ifindex " << i.value("ifindex", 0)
+        std::string alts;
+        if (i.contains("altnames"))
+            for (const auto& a : i.at("altnames"))
+                alts += (alts.empty() ? ", altnames " : " ") + a.get<std::string>();
+        std::cout << "  " << i.value("name", "") << " (ifindex " << i.value("ifindex", 0) << alts
                   << "): profile " << i.value("profile", "") << ", " << i.value("last_result", "")
                   << (i.value("enforce", false) ? ", enforced" : "");
         if (!i.at("drifted").empty()) {
@@ -454,7 +516,7 @@ int cmd_keys(bool json, bool markdown) {
     if (markdown)
         std::cout << report::keys_markdown();
     else if (json)
-        std::cout << report::keys_json().dump(2) << '\n';
+        std::cout << dump(report::keys_json()) << '\n';
     else
         std::cout << report::keys_text();
     return kOk;
@@ -474,6 +536,10 @@ int run(int argc, char** argv) {
     app.add_option("--state-dir", g.state_dir,
                    "Where transactions keep the original settings (local engine only)")
         ->type_name("DIR");
+    app.add_option("--config", g.config,
+                   "nictuned's configuration, for its state_dir and profiles_dirs (local engine "
+                   "only; default " NICTUNE_SYSCONFDIR "/nictune.toml)")
+        ->type_name("FILE");
     app.add_option("--bus-address", g.bus_address,
                    "D-Bus address of nictuned's bus (default: the system bus)")
         ->type_name("ADDR");
@@ -565,6 +631,16 @@ int run(int argc, char** argv) {
         return kUsage;
     }
 
+    for (auto* names : {&audit.interfaces, &apply.interfaces, &diff.interfaces, &rollback_ifaces}) {
+        auto text = name_args(*names);
+        if (!text) return report_error(text.error());
+        *names = std::move(*text);
+    }
+    // Checked here as nictuned would: a name that is not even UTF-8 could
+    // not be sent to it (sd-bus refuses), and would read as a bus failure.
+    for (const auto* profile : {&audit.profile, &apply.profile, &diff.profile})
+        if (!profile->empty())
+            if (auto ok = profile::validate_name(*profile); !ok) return report_error(ok.error());
     if (audit_cmd->parsed()) return cmd_audit(g, audit);
     if (apply_cmd->parsed()) return cmd_apply(g, apply);
     if (diff_cmd->parsed()) return cmd_plan(g, diff);

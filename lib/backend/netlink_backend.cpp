@@ -21,6 +21,7 @@ constexpr Section kEthtoolSections[] = {Section::Link, Section::Coalesce, Sectio
 
 void copy_link(const rtnl::Link& l, NicState& nic) {
     nic.id.name = l.name;
+    nic.id.altnames = l.altnames;
     nic.id.ifindex = l.ifindex;
     nic.id.mac = l.mac;
     nic.id.perm_mac = l.perm_mac;
@@ -65,18 +66,29 @@ Result<std::unique_ptr<NetlinkBackend>> NetlinkBackend::open(NetlinkBackendOptio
         new NetlinkBackend(std::move(opts), std::move(*rt), std::move(*eth), std::move(*io)));
 }
 
+namespace {
+
+// Whether the link is called `name`, by its name or an alternative name
+// (the kernel resolves both alike).
+bool called(const rtnl::Link& l, std::string_view name) {
+    return l.name == name || std::ranges::find(l.altnames, name) != l.altnames.end();
+}
+
+}  // namespace
+
 Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& req) {
     std::vector<rtnl::Link> links;
     for (const auto& n : req.names)
-        if (!valid_ifname(n))
+        if (!valid_name_or_altname(n))
             return fail(Errc::InvalidArgument, "",
-                        "interface name " + quote(n) +
-                            " is not valid (1-15 characters, no '/', ':' or spaces)");
+                        "interface name " + quote_name(n.substr(0, 64)) +
+                            " is not valid (1-15 bytes for a name, up to 127 for an alternative "
+                            "name; no '/' or whitespace; bytes written \\xhh)");
 
     if (!req.names.empty() && req.names.size() <= opts_.per_device_limit) {
         for (const auto& n : req.names) {
             if (std::any_of(links.begin(), links.end(),
-                            [&](const rtnl::Link& l) { return l.name == n; }))
+                            [&](const rtnl::Link& l) { return called(l, n); }))
                 continue;
             auto l = rtnl_->get_link(n);
             if (!l) {
@@ -84,6 +96,10 @@ Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& re
                     return fail(Errc::NoSuchInterface, n, "no such interface");
                 return std::unexpected(std::move(l.error()).within(n));
             }
+            // Named twice, by a name and an alternative name.
+            if (std::any_of(links.begin(), links.end(),
+                            [&](const rtnl::Link& x) { return x.ifindex == l->ifindex; }))
+                continue;
             links.push_back(std::move(*l));
         }
         return links;
@@ -96,8 +112,11 @@ Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& re
         // links made this loop quadratic (a visible part of an apply at 512).
         std::unordered_map<std::string_view, std::size_t> by_name;
         by_name.reserve(links.size());
-        for (std::size_t i = 0; i < links.size(); ++i)
+        for (std::size_t i = 0; i < links.size(); ++i) {
             by_name.emplace(links[i].name, i);
+            for (const auto& alt : links[i].altnames)
+                by_name.emplace(alt, i);
+        }
         std::vector<std::size_t> order;
         order.reserve(req.names.size());
         std::vector<bool> taken(links.size(), false);
@@ -212,19 +231,24 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
 }
 
 void NetlinkBackend::read_identity(NicState& nic) {
-    if (auto d = ioctl_.drvinfo(nic.id.name)) {
+    // The ioctl and sysfs take the name's real bytes.
+    auto bytes = unescape_name(nic.id.name);
+    if (!bytes) return;
+    if (auto d = ioctl_.drvinfo(*bytes)) {
         nic.id.driver = d->driver;
         nic.id.driver_version = d->version;
         nic.id.firmware_version = d->firmware_version;
         nic.id.expansion_rom_version = d->expansion_rom_version;
         nic.id.bus_info = d->bus_info;
     } else if (d.error().code != Errc::Unsupported && d.error().code != Errc::NoSuchInterface) {
-        nic.problems.push_back(
-            ReadProblem{Section::Link, d.error().sys_errno, "driver info: " + d.error().str()});
+        // Its context holds the raw bytes; the message names the interface as nictune writes it.
+        Error e = std::move(d.error());
+        e.context = nic.id.name + ": driver info: get";
+        nic.problems.push_back(ReadProblem{Section::Link, e.sys_errno, "driver info: " + e.str()});
     }
     if (nic.id.driver) nic.id.module_version = sysfs_.module_version(*nic.id.driver);
     if (!nic.id.physical) return;
-    if (auto pci = sysfs_.pci_for(nic.id.name)) {
+    if (auto pci = sysfs_.pci_for(*bytes)) {
         nic.id.pci_slot = pci->slot;
         nic.id.pci_id = pci->id;
         nic.id.pci_subsystem = pci->subsystem;
@@ -496,7 +520,7 @@ void NetlinkBackend::drain_observer() {
             auto rep = ethnl::decode_features(nlh);
             if (!rep) return std::unexpected(rep.error());
             Seen& s = entry(rep->ifindex);
-            if (s.state.id.name.empty()) s.state.id.name = rep->ifname;
+            if (s.state.id.name.empty()) s.state.id.name = escape_name(rep->ifname);
             store_features(s.state, std::move(*rep), names);
             s.sections |= ReadRequest::bit(Section::Features);
             return {};
@@ -504,7 +528,7 @@ void NetlinkBackend::drain_observer() {
         auto rep = ethnl::decode_settings(*section, nlh);
         if (!rep) return std::unexpected(rep.error());
         Seen& s = entry(rep->ifindex);
-        if (s.state.id.name.empty()) s.state.id.name = rep->ifname;
+        if (s.state.id.name.empty()) s.state.id.name = escape_name(rep->ifname);
         merge_values(s.state.values, rep->values, *section);
         // LINKMODES is the Link section's ethtool part, not the rtnetlink link.
         s.sections |=

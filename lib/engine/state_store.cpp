@@ -43,7 +43,7 @@ std::unexpected<Error> sys_error(int err, const fs::path& path, std::string_view
 
 Result<void> check_name(std::string_view name) {
     if (valid_ifname(name)) return {};
-    return fail(Errc::InvalidArgument, "", "invalid interface name " + quote(name));
+    return fail(Errc::InvalidArgument, "", "invalid interface name " + quote_name(name));
 }
 
 // ---- encoding
@@ -427,7 +427,8 @@ Result<std::optional<InterfaceRecord>> load_interface_file(const fs::path& path,
     // Acting on another interface's originals would "restore" the wrong card.
     if (r->name != name)
         return fail(Errc::Io, path.string(),
-                    "state file holds the record of " + quote(r->name) + ", not of " + quote(name));
+                    "state file holds the record of " + quote_name(r->name) + ", not of " +
+                        quote_name(name));
     return std::move(*r);
 }
 
@@ -498,7 +499,7 @@ Result<InterfaceRecord> interface_record_from_json(std::string_view text,
     r.targets = read_values(f, "targets");
     r.updated_at = f.integer<int64_t>("updated_at");
     if (f.ok() && !valid_ifname(r.name))
-        f.note("name", quote(r.name) + " is not an interface name");
+        f.note("name", quote_name(r.name) + " is not an interface name");
     if (!f.ok()) return corrupt(source, problem);
     return r;
 }
@@ -633,7 +634,8 @@ Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
         std::error_code ec;
         for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
             std::string file = it->path().filename().string();
-            if (file.starts_with('.') || !file.ends_with(".json")) continue;
+            // Temporary files end in .XXXXXX; ".x.json" is the record of ".x".
+            if (!file.ends_with(".json")) continue;
             file.resize(file.size() - 5);
             present->insert(std::move(file));
         }
@@ -700,6 +702,88 @@ Result<void> StateStore::remove_interface(std::string_view name) {
     return sync_dir(dir, path);
 }
 
+bool same_device(const InterfaceRecord& r, const DeviceRef& d) {
+    if (r.ifindex != d.ifindex) return false;
+    return r.mac == d.mac || (r.perm_mac && d.perm_mac && *r.perm_mac == *d.perm_mac);
+}
+
+std::vector<std::vector<InterfaceRecord>> StateStore::earlier_records(
+    std::span<const DeviceRef> devices, std::span<const std::string> skip) const {
+    std::vector<std::vector<InterfaceRecord>> out(devices.size());
+    std::unordered_map<int, std::vector<std::size_t>> by_ifindex;
+    for (std::size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].ifindex > 0) by_ifindex[devices[i].ifindex].push_back(i);
+    if (by_ifindex.empty()) return out;
+    const std::unordered_set<std::string_view> skipped(skip.begin(), skip.end());
+    const fs::path dir = dir_ / "interfaces";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string file = it->path().filename().string();
+        if (!file.ends_with(".json")) continue;
+        file.resize(file.size() - 5);
+        if (skipped.contains(file) || !valid_ifname(file)) continue;
+        // Someone else's record, or unreadable: not this lookup's to report
+        // (list() and that interface's own rollback do).
+        auto r = load_interface_file(it->path(), file);
+        if (!r || !*r) continue;
+        auto found = by_ifindex.find((*r)->ifindex);
+        if (found == by_ifindex.end()) continue;
+        for (std::size_t i : found->second)
+            if (same_device(**r, devices[i])) out[i].push_back(**r);
+    }
+    // Oldest first: its originals are the earliest.
+    for (auto& v : out)
+        std::ranges::sort(v, {}, &InterfaceRecord::updated_at);
+    return out;
+}
+
+Result<void> StateStore::rename_interface(std::string_view from, std::string_view to) {
+    if (auto ok = check_name(from); !ok) return ok;
+    if (auto ok = check_name(to); !ok) return ok;
+    if (from == to) return {};
+    auto rec = load_interface(from);
+    if (!rec) return std::unexpected(std::move(rec.error()));
+    if (!*rec) return {};
+    auto displaced = load_interface(to);  // another device's record, put back if this fails
+    if (!displaced) return std::unexpected(std::move(displaced.error()));
+    auto sys = load_system();
+    if (!sys) return std::unexpected(std::move(sys.error()));
+
+    InterfaceRecord moved = std::move(**rec);
+    moved.name = std::string(to);
+    SystemRecord owners = *sys;
+    bool owns = false;
+    for (auto& e : owners.entries)
+        for (auto& o : e.owners)
+            if (o == from) {
+                o = std::string(to);
+                owns = true;
+            }
+    // Puts back what was there; a step of that which fails too is said in
+    // the error returned, so that nothing is dropped silently.
+    const auto undone = [&](Error e, bool system) {
+        std::vector<std::string> left;
+        if (system)
+            if (auto ok = save_system(*sys); !ok) left.push_back(ok.error().str());
+        auto back = *displaced ? save_interface(**displaced) : remove_interface(to);
+        if (!back) left.push_back(back.error().str());
+        if (!left.empty()) e.message += "; undoing the move failed too: " + join(left, "; ");
+        return std::unexpected(std::move(e));
+    };
+    if (auto ok = save_interface(moved); !ok) return ok;
+    if (owns)
+        if (auto ok = save_system(owners); !ok) return undone(std::move(ok.error()), false);
+    const fs::path old_path = dir_ / "interfaces" / (std::string(from) + ".json");
+    if (::unlink(old_path.c_str()) != 0 && errno != ENOENT) {
+        const int err = errno;
+        return undone(
+            sys_error(err, old_path, "cannot remove (moving the record to " + std::string(to) + ")")
+                .error(),
+            owns);
+    }
+    return sync_dir(dir_ / "interfaces", old_path);
+}
+
 std::vector<InterfaceRecord> StateStore::list(std::vector<Error>* errors) const {
     std::vector<InterfaceRecord> out;
     const auto report = [&](Error e) {
@@ -710,7 +794,7 @@ std::vector<InterfaceRecord> StateStore::list(std::vector<Error>* errors) const 
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string file = it->path().filename().string();
-        if (file.starts_with('.') || !file.ends_with(".json")) continue;
+        if (!file.ends_with(".json")) continue;
         names.push_back(file.substr(0, file.size() - 5));
     }
     if (ec && ec != std::errc::no_such_file_or_directory)

@@ -7,11 +7,19 @@
 // the directory), so a crash leaves either the old or the new file. A corrupt
 // or truncated file is an error naming the file, never silently ignored.
 //
-// Layout:
+// Layout (NAME: the interface's current name in nictune's text form,
+// escape_name() in util/strings.hpp, so any name the kernel takes is a
+// file name here):
 //   DIR/interfaces/NAME.json   one InterfaceRecord per interface
 //   DIR/system.json            SystemRecord (sysctls, tuned: shared by interfaces)
 //   DIR/locks/NAME.lock        flock()ed while a transaction runs on NAME
 //   DIR/journal/TX.json        the records of transaction TX while it runs
+//
+// Records are the device's, not the word an operator typed: callers resolve
+// a name or alternative name to the device's current name first. A record
+// keeps the device's ifindex and MAC, so that a device renamed while nobody
+// followed it (nictuned stopped) still finds the one under its old name
+// (earlier_records).
 //
 // A transaction saves the originals of all its interfaces in one journal
 // before its first change, and writes the interface files when it ends (one
@@ -92,6 +100,17 @@ Result<InterfaceRecord> interface_record_from_json(std::string_view text,
 std::string to_json_text(const SystemRecord& r);
 Result<SystemRecord> system_record_from_json(std::string_view text, const std::string& source);
 
+// A device as the kernel shows it now, to find its record by.
+struct DeviceRef {
+    std::string name;  // current name, text form
+    int ifindex = 0;
+    std::string mac;
+    std::optional<std::string> perm_mac;
+};
+// Whether the record was saved for this device (same ifindex, and the same
+// current or permanent MAC).
+bool same_device(const InterfaceRecord& r, const DeviceRef& d);
+
 // An exclusive lock on one interface's transactions; released on destruction.
 class StateLock {
   public:
@@ -151,6 +170,17 @@ class StateStore {
     // for all (a transaction over many interfaces). Stops at the first error.
     Result<void> save_interfaces(std::span<const InterfaceRecord> records);
     Result<void> remove_interface(std::string_view name);
+    // The records saved for each device under another name (it was renamed
+    // while nobody followed it), checked with same_device(), oldest first.
+    // Records named in `skip` (the caller's own) are not read; the others
+    // are, from one directory listing. A record that does not load is not
+    // this lookup's to report (list() reports it).
+    [[nodiscard]] std::vector<std::vector<InterfaceRecord>> earlier_records(
+        std::span<const DeviceRef> devices, std::span<const std::string> skip) const;
+    // The record of `from` becomes the record of `to` (the interface was
+    // renamed), with the system record's owners; all or nothing. The caller
+    // holds both locks. Nothing to move is not an error.
+    Result<void> rename_interface(std::string_view from, std::string_view to);
     // Every interface record (e.g. to find "applying" ones after a crash).
     // A corrupt file is reported in `errors` and skipped.
     [[nodiscard]] std::vector<InterfaceRecord> list(std::vector<Error>* errors = nullptr) const;

@@ -676,7 +676,20 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         if (complete) {
             // Everything is as before: the interface files were never
             // written, the system record goes back.
-            if (!(*sysrec == sys_before)) (void)store.save_system(sys_before);
+            if (!(*sysrec == sys_before))
+                if (auto ok = store.save_system(sys_before); !ok) {
+                    // The settings are back, system.json is not. The journal
+                    // stays: the next transaction on these interfaces, their
+                    // rollback or nictuned's start replays it, and that
+                    // puts the owners of the system settings right.
+                    for (auto& ir : res.interfaces)
+                        ir.warnings.push_back(
+                            "the settings are restored but the state directory is not (" +
+                            ok.error().str() +
+                            "); the next transaction on this interface, its rollback or "
+                            "nictuned's start completes it");
+                    return res;
+                }
             journal->finish();
         } else {
             for (auto& r : records) {
@@ -703,19 +716,6 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     return res;
 }
 
-namespace {
-
-// The interfaces of a read, by name (a batch names hundreds).
-std::unordered_map<std::string_view, const NicState*> by_name(const std::vector<NicState>& nics) {
-    std::unordered_map<std::string_view, const NicState*> out;
-    out.reserve(nics.size());
-    for (const auto& n : nics)
-        out.emplace(n.id.name, &n);
-    return out;
-}
-
-}  // namespace
-
 RollbackResult rollback_interface(Backend& be, StateStore& store, const std::string& name) {
     return std::move(rollback_interfaces(be, store, {name}).front());
 }
@@ -725,41 +725,69 @@ RollbackResult rollback_interface(Backend& be, StateStore& store, const std::str
 // apply order across interfaces, one verification read) and one write of
 // the system record.
 std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
-                                                const std::vector<std::string>& names) {
-    std::vector<RollbackResult> out(names.size());
-    for (std::size_t i = 0; i < names.size(); ++i)
-        out[i].interface = names[i];
+                                                const std::vector<std::string>& requested) {
+    std::vector<RollbackResult> out(requested.size());
+    for (std::size_t i = 0; i < requested.size(); ++i)
+        out[i].interface = requested[i];
     const auto refuse = [&](std::size_t i, Error e) {
         out[i].result = TxResult::Refused;
         out[i].error = std::move(e);
     };
-    // An interface that is not here and has nothing saved is the caller's
-    // mistake: say so, and leave no lock file behind for a made-up name.
-    // (Only names with nothing saved need the kernel's word.)
-    std::vector<bool> active(names.size(), true);
-    {
-        std::vector<std::string> unsaved;
-        std::vector<std::size_t> unsaved_at;
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (valid_ifname(names[i]) && !store.has_interface(names[i])) {
-                unsaved.push_back(names[i]);
-                unsaved_at.push_back(i);
-            }
-        if (auto here = read_present(be, ReadRequest{unsaved, true})) {
-            const auto present = by_name(*here);
-            for (std::size_t i : unsaved_at) {
-                if (present.contains(names[i])) continue;
-                refuse(i, Error{Errc::NoSuchInterface, 0, names[i], "no such interface", {}});
-                active[i] = false;
-            }
+    std::vector<bool> active(requested.size(), true);
+    // Each name as the kernel resolves it, a name or an alternative name:
+    // the record is the device's, under its current name. One read of the
+    // named devices that are here, which the restore then uses.
+    std::vector<std::string> lookup;
+    for (const auto& n : requested)
+        if (valid_name_or_altname(n)) lookup.push_back(n);
+    auto now = read_present(be, ReadRequest{lookup, true});
+    if (!now) {
+        for (std::size_t i = 0; i < requested.size(); ++i)
+            refuse(i, now.error());
+        return out;
+    }
+    std::unordered_map<std::string_view, const NicState*> called;
+    called.reserve(now->size());
+    for (const auto& n : *now) {
+        called.emplace(n.id.name, &n);
+        for (const auto& alt : n.id.altnames)
+            called.emplace(alt, &n);
+    }
+    std::vector<std::string> names(requested.size());  // the record's name, per request
+    std::vector<const NicState*> device(requested.size(), nullptr);
+    for (std::size_t i = 0; i < requested.size(); ++i) {
+        const std::string& word = requested[i];
+        if (!valid_name_or_altname(word)) {
+            refuse(i, Error{Errc::InvalidArgument,
+                            0,
+                            "",
+                            "invalid interface name " + quote_name(word),
+                            {}});
+            active[i] = false;
+            continue;
         }
+        if (auto it = called.find(word); it != called.end()) {
+            device[i] = it->second;
+            names[i] = it->second->id.name;
+            out[i].interface = names[i];
+            continue;
+        }
+        // Not here: a record it has is under this name. A name that is
+        // neither is the caller's mistake, and leaves no lock file behind.
+        if (!valid_ifname(word) || !store.has_interface(word)) {
+            refuse(i, Error{Errc::NoSuchInterface, 0, word, "no such interface", {}});
+            active[i] = false;
+            continue;
+        }
+        names[i] = word;
     }
     std::vector<StateLock> locks;
     std::vector<std::string> locked;
     std::unordered_set<std::string_view> seen;
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (!active[i]) continue;
-        // Named twice: the first one does the work.
+        // Named twice (or by a name and an alternative name): the first one
+        // does the work.
         if (!seen.insert(names[i]).second) {
             out[i].nothing_saved = true;
             out[i].result = TxResult::Applied;
@@ -781,39 +809,89 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
         return out;
     }
     std::vector<std::optional<InterfaceRecord>> records(names.size());
-    std::vector<std::string> to_read;
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (!active[i]) continue;
         auto rec = store.load_interface(names[i]);
         if (!rec) {
             refuse(i, rec.error());
             active[i] = false;
-        } else if (!*rec) {
+        } else {
+            records[i] = std::move(*rec);
+        }
+    }
+    // A device renamed while nobody followed it (nictuned stopped) has its
+    // record, or its first originals, under an earlier name: found by
+    // ifindex and MAC, taken under that name's lock, and merged (the
+    // earlier originals come first); the earlier files go with the record.
+    std::vector<std::vector<std::string>> earlier(names.size());
+    {
+        std::vector<DeviceRef> refs;
+        std::vector<std::size_t> at;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (active[i] && device[i]) {
+                refs.push_back(DeviceRef{names[i], device[i]->id.ifindex, device[i]->id.mac,
+                                         device[i]->id.perm_mac});
+                at.push_back(i);
+            }
+        const auto found = refs.empty() ? std::vector<std::vector<InterfaceRecord>>{}
+                                        : store.earlier_records(refs, locked);
+        for (std::size_t k = 0; k < found.size(); ++k) {
+            const std::size_t i = at[k];
+            for (auto r = found[k].rbegin(); r != found[k].rend() && active[i]; ++r) {
+                auto lock = store.lock(r->name);
+                const std::string held[] = {r->name};
+                Result<void> ok = lock ? store.replay_journals(held)
+                                       : Result<void>(std::unexpected(lock.error()));
+                auto then =
+                    ok ? store.load_interface(r->name)
+                       : Result<std::optional<InterfaceRecord>>(std::unexpected(ok.error()));
+                if (!then) {
+                    Error e = std::move(then.error());
+                    e.message += " (" + names[i] + "'s earlier name, where saved originals are)";
+                    refuse(i, std::move(e));
+                    active[i] = false;
+                    break;
+                }
+                if (!*then) continue;  // rolled back meanwhile
+                locks.push_back(std::move(*lock));
+                earlier[i].push_back(r->name);
+                if (!records[i]) {
+                    records[i] = std::move(**then);
+                    records[i]->name = names[i];
+                    continue;
+                }
+                std::vector<SavedValue> merged = std::move((*then)->originals);
+                for (auto& v : records[i]->originals)
+                    if (std::ranges::none_of(merged,
+                                             [&](const SavedValue& m) { return m.key == v.key; }))
+                        merged.push_back(std::move(v));
+                records[i]->originals = std::move(merged);
+            }
+        }
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!active[i]) continue;
+        if (!records[i]) {
             out[i].nothing_saved = true;
             out[i].result = TxResult::Applied;
             active[i] = false;
         } else {
-            out[i].profile = (*rec)->profile;
-            records[i] = std::move(**rec);
-            to_read.push_back(names[i]);
+            out[i].profile = records[i]->profile;
         }
     }
-    auto now = read_present(be, ReadRequest{to_read, true});
-    if (!now) {
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (active[i]) refuse(i, now.error());
-        return out;
-    }
+    // The names a record of interface i was saved under, for the system
+    // record's owners.
+    const auto called_before = [&](std::size_t i, const std::string& owner) {
+        return owner == names[i] || std::ranges::find(earlier[i], owner) != earlier[i].end();
+    };
 
     // The writes of every interface, each with the index of its interface.
     std::vector<std::pair<Write, std::size_t>> writes;
-    const auto present = by_name(*now);
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (!active[i]) continue;
         const std::string& name = names[i];
         const InterfaceRecord& record = *records[i];
-        auto found = present.find(name);
-        const NicState* st = found == present.end() ? nullptr : found->second;
+        const NicState* st = device[i];
         if (!st) {
             refuse(i, Error{Errc::NoSuchInterface,
                             0,
@@ -870,9 +948,9 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
             std::size_t last = names.size();
             for (std::size_t i = 0; i < names.size(); ++i) {
                 if (!active[i]) continue;
-                auto o = std::find(owners.begin(), owners.end(), names[i]);
-                if (o == owners.end()) continue;
-                owners.erase(o);
+                const auto gone = std::erase_if(
+                    owners, [&](const std::string& o) { return called_before(i, o); });
+                if (gone == 0) continue;
                 last = i;
             }
             if (last != names.size() && owners.empty()) {
@@ -911,6 +989,9 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
         const bool complete = std::all_of(out[i].restored.begin(), out[i].restored.end(),
                                           [](const RestoreResult& r) { return r.ok; });
         if (complete) {
+            for (const auto& name : earlier[i])
+                if (auto ok = store.remove_interface(name); !ok && !out[i].error)
+                    out[i].error = ok.error();
             if (auto ok = store.remove_interface(names[i]); !ok) out[i].error = ok.error();
             out[i].result = TxResult::RolledBack;
             system_changed = true;
@@ -918,12 +999,22 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
             InterfaceRecord keep = *records[i];
             keep.status = TxStatus::Failed;
             keep.updated_at = unix_now();
-            (void)store.save_interface(keep);
+            // The originals stay saved either way; the record says what is left.
+            if (auto ok = store.save_interface(keep); !ok) {
+                if (!out[i].error) out[i].error = ok.error();
+            } else {
+                // Merged into it: the earlier files are not needed.
+                for (const auto& name : earlier[i])
+                    if (auto gone = store.remove_interface(name); !gone && !out[i].error)
+                        out[i].error = gone.error();
+                system_changed |= !earlier[i].empty();
+            }
             out[i].result = TxResult::Partial;
-            // Still an owner of what it uses: put it back.
+            // Still an owner of what it uses (under whichever name): put it back.
             if (sys)
                 for (const auto& e : sys->entries)
-                    if (std::find(e.owners.begin(), e.owners.end(), names[i]) != e.owners.end()) {
+                    if (std::ranges::any_of(
+                            e.owners, [&](const std::string& o) { return called_before(i, o); })) {
                         SystemEntry* kept = sysrec.find(e.key);
                         if (!kept) {
                             sysrec.entries.push_back(SystemEntry{e.key, e.original, {}});

@@ -88,6 +88,9 @@ ApplyResult apply_plan(Backend& backend, StateStore& store, const Plan& plan,
                        const ApplyOptions& opts = {});
 
 struct RollbackResult {
+    // The device's current name: the name asked for, resolved as the kernel
+    // does (an alternative name gives the device's name); as asked when the
+    // device is not here.
     std::string interface;
     std::string profile;
     TxResult result = TxResult::RolledBack;
@@ -97,7 +100,8 @@ struct RollbackResult {
 };
 
 // Restores the saved originals of an interface (and of the system settings it
-// was the last user of), verifies them, and forgets the record.
+// was the last user of), verifies them, and forgets the record. `name` may
+// be the interface's name or one of its alternative names.
 RollbackResult rollback_interface(Backend& backend, StateStore& store, const std::string& name);
 // The same for several interfaces at once: one read, one restore (pipelined)
 // and one verification read for all; a result per name, in order.

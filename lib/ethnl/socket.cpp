@@ -351,7 +351,10 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
                 if (results[i]) results[i] = std::unexpected(e);
         };
         if (mnl_socket_sendto(nl_, window.get(), used) < 0) {
-            auto e = fail_errno(errno, describe(sent.front()) + ": send");
+            // Read first: the order in which the arguments below are
+            // evaluated is unspecified, and building the text allocates.
+            const int err = errno;
+            auto e = fail_errno(err, describe(sent.front()) + ": send");
             fail_rest(e.error());
             continue;
         }

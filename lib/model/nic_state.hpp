@@ -67,7 +67,9 @@ struct FeatureSet {
 };
 
 struct Identity {
+    // In nictune's text form (escape_name, util/strings.hpp), as every name.
     std::string name;
+    std::vector<std::string> altnames;  // the kernel's alternative names, in its order
     int ifindex = 0;
     std::string mac;  // "aa:bb:..", empty if the link has none
     std::optional<std::string> perm_mac;

@@ -69,6 +69,11 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
     const auto& id = st.id;
     w.begin_object();
     w.field("name", id.name);
+    w.key("altnames");
+    w.begin_array();
+    for (const auto& alt : id.altnames)
+        w.value(alt);
+    w.end_array();
     w.field("ifindex", id.ifindex);
     w.key("mac");
     if (id.mac.empty())

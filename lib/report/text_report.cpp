@@ -83,6 +83,12 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     if (!str(i, "firmware_version").empty()) title += "  fw " + str(i, "firmware_version");
     if (!str(i, "kind").empty()) title += "  [" + str(i, "kind") + "]";
     out += title + "\n";
+    if (i.contains("altnames") && i.at("altnames").is_array() && !i.at("altnames").empty()) {
+        std::vector<std::string> alts;
+        for (const auto& a : i.at("altnames"))
+            if (a.is_string()) alts.push_back(a.get<std::string>());
+        line(out, s, "altnames", {join(alts, " ")});
+    }
     if (!str(i, "vendor").empty() || !str(i, "model").empty())
         out += fmt::format("  {} {} {}\n", s.label("model"), str(i, "vendor"), str(i, "model"));
     std::vector<std::string> ident;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/schema.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::rtnl {
 namespace {
@@ -223,9 +224,15 @@ Result<Link> decode_link(const nlmsghdr* nlh) {
     auto r = for_each_attr(attrs, kWhere, [&](const Attr& a) -> Result<void> {
         switch (a.type) {
             case IFLA_IFNAME:
-                link.name = attr_string(a);
+                link.name = escape_name(attr_string(a));
                 have_name = true;
                 return {};
+            case IFLA_PROP_LIST:
+                return for_each_attr(a.payload, "IFLA_PROP_LIST", [&](const Attr& in) {
+                    if (in.type == IFLA_ALT_IFNAME)
+                        link.altnames.push_back(escape_name(attr_string(in)));
+                    return Result<void>{};
+                });
             case IFLA_ADDRESS:
                 link.mac = format_hwaddr(a.payload);
                 return {};
@@ -291,8 +298,10 @@ Result<std::unique_ptr<Socket>> Socket::open() {
         return fail(Errc::Io, "rtnetlink: connect", nl_geterror(err));
     const int fd = nl_socket_get_fd(s->sk_);
     // The socket must not leak into anything the process might exec.
-    if (int fl = fcntl(fd, F_GETFD); fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-        return fail_errno(errno, "rtnetlink: FD_CLOEXEC");
+    if (int fl = fcntl(fd, F_GETFD); fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+        const int err = errno;  // before the context string is built (it allocates)
+        return fail_errno(err, "rtnetlink: FD_CLOEXEC");
+    }
     // Ask for the kernel's error text and keep error replies short. Kernels
     // without extack (< 4.12) still work, just without the text.
     const int one = 1;
@@ -362,13 +371,16 @@ Result<Link> get_one(nl_sock* sk, NlMsgPtr msg, const std::string& context) {
 
 Result<Link> Socket::get_link(const std::string& name) {
     if (name.empty()) return fail(Errc::InvalidArgument, "link", "empty interface name");
-    if (name.size() >= ALTIFNAMSIZ || name.find('\0') != std::string::npos)
-        return fail(Errc::InvalidArgument, "link", "invalid interface name \"" + name + "\"");
+    auto bytes = unescape_name(name);
+    if (!bytes) return std::unexpected(std::move(bytes.error()).within("link"));
+    if (bytes->size() >= ALTIFNAMSIZ || bytes->find('\0') != std::string::npos)
+        return fail(Errc::InvalidArgument, "link", "invalid interface name '" + name + "'");
     NlMsgPtr msg = link_request(RTM_GETLINK, 0, 0);
     if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
-    // Names too long for IFLA_IFNAME can only be alternative names.
-    const int attr = name.size() < IFNAMSIZ ? IFLA_IFNAME : IFLA_ALT_IFNAME;
-    if (msg && nla_put_string(msg.get(), attr, name.c_str()) < 0) msg.reset();
+    // Names too long for IFLA_IFNAME can only be alternative names; the
+    // kernel looks IFLA_IFNAME up among the alternative names too.
+    const int attr = bytes->size() < IFNAMSIZ ? IFLA_IFNAME : IFLA_ALT_IFNAME;
+    if (msg && nla_put_string(msg.get(), attr, bytes->c_str()) < 0) msg.reset();
     return get_one(sk_, std::move(msg), name);
 }
 
@@ -554,10 +566,13 @@ Result<void> Socket::receive_events(const std::function<void(Link&&, bool delete
         mh.msg_iovlen = 1;
         const ssize_t n = recvmsg(fd(), &mh, MSG_DONTWAIT);
         if (n < 0) {
-            if (errno == EINTR) continue;
+            // Read once: building the error's context allocates, and the
+            // daemon resynchronises on ENOBUFS only if that is what it gets.
+            const int err = errno;
+            if (err == EINTR) continue;
             // EWOULDBLOCK is the same value on Linux.
-            if (errno == EAGAIN) break;
-            return fail_errno(errno, "link events: receive");
+            if (err == EAGAIN) break;
+            return fail_errno(err, "link events: receive");
         }
         if (n == 0) break;
         // Only the kernel speaks for the links; other senders are ignored.

@@ -4,6 +4,10 @@
 //
 // libnl 3.7 has no getter for IFLA_MIN_MTU/IFLA_MAX_MTU, so link messages are
 // decoded here from their attributes (decode_link), for dumps and events alike.
+//
+// Names (the link's and its alternative names) are in nictune's text form
+// (escape_name, util/strings.hpp) on this side of the interface: decode_link
+// escapes what the kernel sends and get_link() sends the bytes a name stands for.
 #pragma once
 
 #include <linux/netlink.h>
@@ -26,7 +30,8 @@ namespace nictune::rtnl {
 
 struct Link {
     int ifindex = 0;
-    std::string name;
+    std::string name;                   // IFLA_IFNAME, text form
+    std::vector<std::string> altnames;  // IFLA_PROP_LIST/IFLA_ALT_IFNAME, text form, kernel order
     std::string mac;  // lower-case "aa:bb:cc:dd:ee:ff"; empty when the link has no address
     std::optional<std::string> perm_mac;
     std::optional<std::string> kind;        // IFLA_LINKINFO/IFLA_INFO_KIND
@@ -57,7 +62,8 @@ class Socket {
 
     // One RTM_GETLINK dump.
     Result<void> dump_links(const LinkFn& on_link);
-    // One link by name; Errc::NoSuchInterface if it does not exist.
+    // One link by name or alternative name (text form; the kernel resolves
+    // both); Errc::NoSuchInterface if it does not exist.
     Result<Link> get_link(const std::string& name);
     Result<Link> get_link(int ifindex);
     // Applies the change; errors carry errno and the kernel's extack text.

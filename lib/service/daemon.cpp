@@ -23,6 +23,7 @@
 #include "service/log.hpp"
 #include "service/manager_object.hpp"
 #include "service/watcher.hpp"
+#include "util/json_writer.hpp"
 #include "watch/config.hpp"
 
 namespace nictune::service {
@@ -116,9 +117,10 @@ int run_daemon(const DaemonOptions& opts) {
     std::string config_error;
     DaemonConfig first_cfg;
     first_cfg.file = opts.config;
-    if (auto c = load_config(opts.config, geteuid() == 0)) {
-        first_cfg.profiles_dirs = c->profiles_dirs;
-        first_cfg.state_dir = c->state_dir;
+    const auto loaded_cfg = load_config(opts.config, geteuid() == 0);
+    if (loaded_cfg) {
+        first_cfg.profiles_dirs = loaded_cfg->profiles_dirs;
+        first_cfg.state_dir = loaded_cfg->state_dir;
     }
 
     auto backend = NetlinkBackend::open();
@@ -129,10 +131,8 @@ int run_daemon(const DaemonOptions& opts) {
     auto names = (*backend)->kernel_feature_names();
     const FeatureNames* runtime_names = names ? names->get() : nullptr;
     const std::shared_ptr<const FeatureNames> feature_names = names ? *names : nullptr;
-    const std::filesystem::path state_dir =
-        opts.state_dir ? *opts.state_dir
-                       : (first_cfg.state_dir ? std::filesystem::path(*first_cfg.state_dir)
-                                              : std::filesystem::path("/run/nictune"));
+    // The same function decides nictunectl --direct's: one directory, one set of locks.
+    const std::filesystem::path state_dir = state_dir_for(opts.state_dir, loaded_cfg);
     Manager manager(**backend, make_store(opts, first_cfg, runtime_names), StateStore(state_dir),
                     FactsBook::builtin());
 
@@ -162,15 +162,34 @@ int run_daemon(const DaemonOptions& opts) {
     }
     auto authorizer = make_polkit_authorizer(opts.bus_address);
 
+    // Signals go out from the event loop and from inside D-Bus handlers
+    // (an Apply notes its result): a signal that cannot be sent is logged,
+    // and neither stops the daemon nor fails the call. Names are in text
+    // form; the other strings are made valid UTF-8, which sd-bus requires.
     ManagerObject* object = nullptr;
+    const auto emit = [](const char* what, const std::function<void()>& send) {
+        try {
+            send();
+        } catch (const std::exception& e) {
+            log(Level::Error, std::string("cannot send the ") + what + " signal: " + e.what());
+        }
+    };
     WatcherEvents ev;
     ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
                      const std::string& result, const std::string& reason) {
-        if (object) object->emitApplied(tx, iface, profile, result, reason);
+        if (!object) return;
+        emit("Applied", [&] {
+            object->emitApplied(to_valid_utf8(tx), to_valid_utf8(iface), to_valid_utf8(profile),
+                                result, reason);
+        });
     };
     ev.drift = [&](const std::string& iface, const std::string& key, const std::string& expected,
                    const std::string& actual, bool enforced) {
-        if (object) object->emitDrift(iface, key, expected, actual, enforced);
+        if (!object) return;
+        emit("Drift", [&] {
+            object->emitDrift(to_valid_utf8(iface), to_valid_utf8(key), to_valid_utf8(expected),
+                              to_valid_utf8(actual), enforced);
+        });
     };
     Watcher watcher(manager, ev);
 
@@ -235,7 +254,11 @@ int run_daemon(const DaemonOptions& opts) {
         log(Level::Error, config_error + "; starting without bindings");
         watcher.set_config(first_cfg, {});
     }
-    watcher.apply_all("boot");
+    try {
+        watcher.apply_all("boot");
+    } catch (const std::exception& e) {
+        log(Level::Error, std::string("internal error while applying the bindings: ") + e.what());
+    }
 
     uint64_t wd_usec = 0;
     const bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
@@ -255,8 +278,8 @@ int run_daemon(const DaemonOptions& opts) {
         try {
             while (conn->processPendingRequest()) {
             }
-        } catch (const sdbus::Error& e) {
-            log(Level::Error, "bus: " + e.getMessage());
+        } catch (const std::exception& e) {
+            log(Level::Error, std::string("bus: ") + e.what());
         }
         auto pd = conn->getEventLoopPollData();
         uint64_t deadline = std::min<uint64_t>(pd.timeout_usec, next_ping);
@@ -294,34 +317,41 @@ int run_daemon(const DaemonOptions& opts) {
             sd_notify(0, "WATCHDOG=1");
             next_ping = now_usec() + wd_usec / 2;
         }
-        bool resync = false;
-        if (fds[1].revents & POLLIN) {
-            auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
-                watcher.link_event(l.ifindex, l.name, deleted, &l.values);
-            });
-            if (!r && r.error().sys_errno == ENOBUFS) resync = true;
-        }
-        if (fds[2].revents & POLLIN) {
-            auto r = (*monitor)->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
-                notified(watcher, nlh, feature_names);
-                return {};
-            });
-            if (!r && r.error().sys_errno == ENOBUFS) resync = true;
-        }
-        if (fds[3].revents & POLLIN) {
-            signalfd_siginfo si{};
-            while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-                if (si.ssi_signo == SIGHUP) {
-                    log(Level::Info, "SIGHUP: reloading");
-                    (void)reload();
-                } else {
-                    log(Level::Info, "stopping");
-                    running = false;
+        // Nothing the kernel sends may stop the daemon: whatever escapes the
+        // handling of one round of events is logged, and the loop goes on.
+        try {
+            bool resync = false;
+            if (fds[1].revents & POLLIN) {
+                auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
+                    watcher.link_event(l.ifindex, l.name, deleted, &l.values, &l.altnames);
+                });
+                if (!r && r.error().sys_errno == ENOBUFS) resync = true;
+            }
+            if (fds[2].revents & POLLIN) {
+                auto r =
+                    (*monitor)->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
+                        notified(watcher, nlh, feature_names);
+                        return {};
+                    });
+                if (!r && r.error().sys_errno == ENOBUFS) resync = true;
+            }
+            if (fds[3].revents & POLLIN) {
+                signalfd_siginfo si{};
+                while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+                    if (si.ssi_signo == SIGHUP) {
+                        log(Level::Info, "SIGHUP: reloading");
+                        (void)reload();
+                    } else {
+                        log(Level::Info, "stopping");
+                        running = false;
+                    }
                 }
             }
+            if (resync) watcher.resync();
+            watcher.process();
+        } catch (const std::exception& e) {
+            log(Level::Error, std::string("internal error while handling events: ") + e.what());
         }
-        if (resync) watcher.resync();
-        watcher.process();
     }
     sd_notify(0, "STOPPING=1");
     object = nullptr;

@@ -3,6 +3,7 @@
 #include "report/json_report.hpp"
 #include "report/plan_report.hpp"
 #include "service/log.hpp"
+#include "util/json_writer.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::service {
@@ -10,14 +11,24 @@ namespace {
 
 constexpr std::size_t kMaxInterfaces = 4096;
 
+// Every string a reply or an error carries: D-Bus takes only valid UTF-8,
+// and sd-bus fails the whole message (sdbus-c++ throws) on anything else.
+// Names are in text form already; a driver's version string, a profile
+// file's name or an exception's text might not be.
+std::string text(std::string_view s) {
+    return to_valid_utf8(s);
+}
+
+// Names in nictune's text form ('\xff\xfeq'): a name or an alternative
+// name, resolved as the kernel does.
 void check_interfaces(const std::vector<std::string>& names) {
     if (names.size() > kMaxInterfaces)
         throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
                            "too many interfaces (" + std::to_string(names.size()) + ")");
     for (const auto& n : names)
-        if (!valid_ifname(n))
+        if (!valid_name_or_altname(n))
             throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
-                               "interface name " + quote(n.substr(0, 64)) + " is not valid");
+                               "interface name " + quote_name(n.substr(0, 64)) + " is not valid");
 }
 
 void check_profile_name(const std::string& name) {
@@ -57,7 +68,7 @@ auto guarded(const char* method, F&& f) -> decltype(f()) {
     } catch (const std::exception& e) {
         log(Level::Error, std::string(method) + ": internal error: " + e.what());
         throw sdbus::Error(dbus_error_name(Errc::Internal),
-                           std::string("internal error: ") + e.what());
+                           text(std::string("internal error: ") + e.what()));
     } catch (...) {
         log(Level::Error, std::string(method) + ": internal error");
         throw sdbus::Error(dbus_error_name(Errc::Internal), "internal error");
@@ -86,7 +97,7 @@ std::string dbus_error_name(Errc code) {
 }
 
 sdbus::Error to_dbus_error(const Error& e) {
-    return sdbus::Error(dbus_error_name(e.code), e.str());
+    return sdbus::Error(dbus_error_name(e.code), text(e.str()));
 }
 
 ManagerObject::ManagerObject(sdbus::IConnection& conn, Manager& manager, Watcher& watcher,
@@ -126,8 +137,9 @@ std::tuple<ManagerObject::Findings, std::string> ManagerObject::Audit(
         Findings out;
         for (const auto& a : r->interfaces)
             for (const auto& f : a.findings)
-                out.emplace_back(a.state.id.name, severity_name(f.severity), f.key,
-                                 to_string(f.expected), to_string(f.actual), f.message, f.fix);
+                out.emplace_back(a.state.id.name, severity_name(f.severity), text(f.key),
+                                 text(to_string(f.expected)), text(to_string(f.actual)),
+                                 text(f.message), text(f.fix));
         return std::tuple{std::move(out), report::audit_json_text(*r)};
     });
 }
@@ -143,8 +155,9 @@ std::tuple<ManagerObject::Steps, std::string> ManagerObject::Plan(
         if (!p) throw to_dbus_error(p.error());
         Steps out;
         auto add = [&](const std::string& iface, const PlanStep& s) {
-            out.emplace_back(iface, s.order, s.setting.path(), to_string(s.current),
-                             to_string(s.target), step_kind_name(s.kind), s.note, s.resets_link);
+            out.emplace_back(iface, s.order, text(s.setting.path()), text(to_string(s.current)),
+                             text(to_string(s.target)), step_kind_name(s.kind), text(s.note),
+                             s.resets_link);
         };
         for (const auto& i : p->interfaces)
             for (const auto& s : i.steps)
@@ -171,17 +184,17 @@ std::tuple<std::string, std::string, ManagerObject::Outcomes, std::string> Manag
         watcher_.note_request(*r);
         Outcomes out;
         auto add = [&](const std::string& iface, const StepResult& s) {
-            out.emplace_back(iface, s.step.setting.path(), outcome_name(s.outcome),
-                             to_string(s.step.current), to_string(s.actual),
-                             s.error ? s.error->str() : std::string());
+            out.emplace_back(iface, text(s.step.setting.path()), outcome_name(s.outcome),
+                             text(to_string(s.step.current)), text(to_string(s.actual)),
+                             s.error ? text(s.error->str()) : std::string());
         };
         for (const auto& i : r->interfaces)
             for (const auto& s : i.steps)
                 add(i.name, s);
         for (const auto& s : r->system)
             add("", s);
-        return std::tuple{r->transaction, std::string(tx_result_name(r->result)), std::move(out),
-                          report::apply_json_text(*r)};
+        return std::tuple{text(r->transaction), std::string(tx_result_name(r->result)),
+                          std::move(out), report::apply_json_text(*r)};
     });
 }
 
@@ -195,10 +208,12 @@ std::tuple<std::string, ManagerObject::Restored, std::string> ManagerObject::Rol
         if (r.result == TxResult::Refused && r.error &&
             (r.error->code == Errc::Busy || r.error->is_user_error()))
             throw to_dbus_error(*r.error);
-        if (r.result == TxResult::RolledBack) watcher_.note_rollback(interface);
+        // Under the device's current name: `interface` may be an alternative name.
+        if (r.result == TxResult::RolledBack) watcher_.note_rollback(r.interface);
         Restored out;
         for (const auto& x : r.restored)
-            out.emplace_back(x.interface, x.key, to_string(x.value), x.ok, x.message);
+            out.emplace_back(x.interface, text(x.key), text(to_string(x.value)), x.ok,
+                             text(x.message));
         return std::tuple{std::string(r.nothing_saved ? "nothing_saved" : tx_result_name(r.result)),
                           std::move(out), report::rollback_json_text(r)};
     });
@@ -219,14 +234,14 @@ ManagerObject::RollbackInterfaces(const std::vector<std::string>& interfaces) {
             // What Rollback would raise for this interface alone.
             if (r.result == TxResult::Refused && r.error &&
                 (r.error->code == Errc::Busy || r.error->is_user_error())) {
-                out.emplace_back(interfaces[i], std::string(tx_result_name(r.result)),
-                                 dbus_error_name(r.error->code), r.error->str());
+                out.emplace_back(r.interface, std::string(tx_result_name(r.result)),
+                                 dbus_error_name(r.error->code), text(r.error->str()));
                 report += "{}";
                 continue;
             }
-            if (r.result == TxResult::RolledBack) watcher_.note_rollback(interfaces[i]);
+            if (r.result == TxResult::RolledBack) watcher_.note_rollback(r.interface);
             out.emplace_back(
-                interfaces[i],
+                r.interface,
                 std::string(r.nothing_saved ? "nothing_saved" : tx_result_name(r.result)),
                 std::string(), std::string());
             report += report::rollback_json_text(r);
@@ -241,8 +256,8 @@ ManagerObject::ListProfiles() {
     return guarded("ListProfiles", [&] {
         std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
         for (const auto& e : manager_.profiles().list())
-            out.emplace_back(e.name, e.path.string(), e.description,
-                             e.error ? e.error->str() : std::string());
+            out.emplace_back(text(e.name), text(e.path.string()), text(e.description),
+                             e.error ? text(e.error->str()) : std::string());
         return out;
     });
 }
@@ -259,9 +274,10 @@ ManagerObject::Status() {
         for (const auto& [idx, t] : watcher_.tracked()) {
             if (!t.binding && t.last_result.empty()) continue;
             const bool enforce = t.binding && t.binding->enforce;
-            out.emplace_back(t.name, t.ifindex, t.profile, t.last_result, join(t.drifted, ","),
-                             enforce);
+            out.emplace_back(t.name, t.ifindex, text(t.profile), t.last_result,
+                             text(join(t.drifted, ",")), enforce);
             ifs.push_back({{"name", t.name},
+                           {"altnames", t.altnames},
                            {"ifindex", t.ifindex},
                            {"profile", t.profile},
                            {"binding", t.binding ? nlohmann::json(t.binding->describe())
@@ -282,7 +298,9 @@ ManagerObject::Status() {
         j["interfaces"] = std::move(ifs);
         j["bindings"] = std::move(bindings);
         j["config"] = watcher_.config().file.string();
-        return std::tuple{std::move(out), j.dump()};
+        // A path from the command line need not be UTF-8: U+FFFD, never a throw.
+        return std::tuple{std::move(out),
+                          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
     });
 }
 

@@ -143,10 +143,7 @@ void Watcher::apply_all(const std::string& reason) {
     std::vector<NicState> bound;
     for (auto& st : *nics) {
         present.insert(st.id.ifindex);
-        auto& t = tracked_[st.id.ifindex];
-        t.ifindex = st.id.ifindex;
-        t.name = st.id.name;
-        t.binding = nullptr;
+        track(st).binding = nullptr;
         if (cfg_.binding_for(st.id)) bound.push_back(std::move(st));
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
@@ -254,9 +251,7 @@ void Watcher::take_appeared() {
             if (!noted || tracked_.contains(st.id.ifindex)) continue;
             // New to us: hotplug, driver reload (a new ifindex), or a link moved
             // into this namespace.
-            Tracked& t = tracked_[st.id.ifindex];
-            t.ifindex = st.id.ifindex;
-            t.name = st.id.name;
+            track(st);
             fresh.push_back(std::move(st));
         }
         apply_bindings(std::move(fresh), "hotplug");
@@ -278,8 +273,16 @@ Result<std::vector<NicState>> Watcher::read_new(
     return manager_.backend().read_interfaces(req);
 }
 
+Tracked& Watcher::track(const NicState& st) {
+    Tracked& t = tracked_[st.id.ifindex];
+    t.ifindex = st.id.ifindex;
+    t.name = st.id.name;
+    t.altnames = st.id.altnames;
+    return t;
+}
+
 void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
-                         const DeviceValues* link) {
+                         const DeviceValues* link, const std::vector<std::string>* altnames) {
     if (deleted) {
         if (auto it = tracked_.find(ifindex); it != tracked_.end()) {
             log(Level::Info, "interface removed", {it->second.name, it->second.profile, "", ""});
@@ -297,15 +300,17 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
         return;
     }
     Tracked& t = it->second;
-    if (t.name != name) {
-        follow_rename(t, name);
-        // A binding by name may start matching under the new name.
-        if (!t.binding) {
-            auto st = manager_.backend().read_interfaces(ReadRequest{{name}, true});
-            if (st && !st->empty() && cfg_.binding_for(st->front().id))
-                apply_binding(t, st->front(), "rename");
-            return;
-        }
+    const bool renamed = t.name != name;
+    const bool new_altnames = altnames && *altnames != t.altnames;
+    if (new_altnames) t.altnames = *altnames;
+    if (renamed) follow_rename(t, name);
+    // A binding by name may start matching under the new name, or one of
+    // the new alternative names.
+    if ((renamed || new_altnames) && !t.binding) {
+        auto st = manager_.backend().read_interfaces(ReadRequest{{name}, true});
+        if (st && !st->empty() && cfg_.binding_for(st->front().id))
+            apply_binding(t, st->front(), "rename");
+        return;
     }
     dirty_.insert(ifindex);
     if (!link) {
@@ -321,16 +326,20 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
 
 void Watcher::follow_rename(Tracked& t, const std::string& name) {
     log(Level::Info, "renamed from " + t.name, {name, t.profile, "", ""});
-    // The saved originals follow the device, not the name.
-    auto rec = manager_.state().load_interface(t.name);
-    if (rec && *rec) {
-        InterfaceRecord moved = **rec;
-        moved.name = name;
-        if (auto saved = manager_.state().save_interface(moved); saved)
-            (void)manager_.state().remove_interface(t.name);
-        else
-            log(Level::Error,
-                "cannot move the saved originals from " + t.name + ": " + saved.error().str(),
+    // The saved originals follow the device, not the name: under both
+    // names' locks (nictunectl --direct may run a transaction on either),
+    // after the journals of a transaction that died on them are replayed.
+    StateStore& store = manager_.state();
+    if (store.has_interface(t.name)) {
+        auto from = store.lock(t.name);
+        auto to = from ? store.lock(name) : Result<StateLock>(std::unexpected(from.error()));
+        const std::string held[] = {t.name, name};
+        Result<void> moved = to ? store.replay_journals(held) : std::unexpected(to.error());
+        if (moved) moved = store.rename_interface(t.name, name);
+        if (!moved)
+            log(moved.error().code == Errc::Busy ? Level::Warning : Level::Error,
+                "cannot move the saved originals from " + t.name + " now (" + moved.error().str() +
+                    "); the next transaction or rollback on " + name + " finds them by its ifindex",
                 {name, t.profile, "", ""});
     }
     t.name = name;
@@ -379,20 +388,19 @@ void Watcher::resync() {
         present.insert(st.id.ifindex);
         auto it = tracked_.find(st.id.ifindex);
         if (it == tracked_.end()) {
-            Tracked& t = tracked_[st.id.ifindex];
-            t.ifindex = st.id.ifindex;
-            t.name = st.id.name;
+            track(st);
             if (cfg_.binding_for(st.id)) fresh.push_back(std::move(st));
         } else {
             // A rename may have been among the lost notifications: do what
             // link_event would have done with it.
             Tracked& t = it->second;
-            if (t.name != st.id.name) {
-                follow_rename(t, st.id.name);
-                if (!t.binding) {
-                    if (cfg_.binding_for(st.id)) apply_binding(t, st, "rename");
-                    continue;
-                }
+            const bool renamed = t.name != st.id.name;
+            const bool new_altnames = t.altnames != st.id.altnames;
+            t.altnames = st.id.altnames;
+            if (renamed) follow_rename(t, st.id.name);
+            if ((renamed || new_altnames) && !t.binding) {
+                if (cfg_.binding_for(st.id)) apply_binding(t, st, "rename");
+                continue;
             }
             // Lost notifications: what they said is unknown, read it.
             dirty_.insert(st.id.ifindex);

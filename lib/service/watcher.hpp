@@ -44,7 +44,8 @@ struct BaselineValue {
 // thousands (SR-IOV VFs), and this is most of the daemon's heap.
 struct Tracked {
     int ifindex = 0;
-    std::string name;
+    std::string name;                   // text form (escape_name), as every name
+    std::vector<std::string> altnames;  // the kernel's alternative names
     // In the watcher's configuration: set_config() forgets every binding
     // before it replaces that, so this never dangles.
     const Binding* binding = nullptr;
@@ -94,9 +95,11 @@ class Watcher {
     // link is only noted: process() reads and tunes every link that appeared
     // since the last call together.
     // `link`: the link's [link] values the RTM_NEWLINK carried, which the
-    // drift check then uses instead of reading the link again.
+    // drift check then uses instead of reading the link again; `altnames`:
+    // its alternative names (a binding may match one that appears later).
     void link_event(int ifindex, const std::string& name, bool deleted,
-                    const DeviceValues* link = nullptr);
+                    const DeviceValues* link = nullptr,
+                    const std::vector<std::string>* altnames = nullptr);
     // Something about this interface changed (ethtool notification) and the
     // notification's content is unknown: the drift check reads it.
     void device_changed(int ifindex);
@@ -148,8 +151,11 @@ class Watcher {
                      uint32_t sections = ReadRequest::kAllSections);
     // Reads one chunk of appeared_ (ifindex, name).
     Result<std::vector<NicState>> read_new(std::span<const std::pair<int, std::string>> chunk);
-    // The tracked interface is now called `name`; its saved originals move.
+    // The tracked interface is now called `name`; its saved originals move
+    // (under the locks of both names, as any change to the state directory).
     void follow_rename(Tracked& t, const std::string& name);
+    // Starts tracking a link just read.
+    Tracked& track(const NicState& st);
 
     Manager& manager_;
     WatcherEvents events_;

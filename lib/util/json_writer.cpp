@@ -2,40 +2,9 @@
 
 #include <charconv>
 
+#include "util/strings.hpp"
+
 namespace nictune {
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = b(i);
-    std::size_t n = 0;
-    uint32_t cp = 0;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1fU;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0fU;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07U;
-    } else {
-        return 0;
-    }
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        if ((b(i + k) & 0xc0U) != 0x80U) return 0;
-        cp = (cp << 6) | (b(i + k) & 0x3fU);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are invalid.
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
-        cp > 0x10ffff)
-        return 0;
-    return n;
-}
-
-}  // namespace
 
 bool valid_utf8(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
@@ -43,11 +12,27 @@ bool valid_utf8(std::string_view s) {
             ++i;
             continue;
         }
-        const std::size_t n = utf8_length(s, i);
+        const std::size_t n = utf8_sequence(s, i);
         if (n == 0) return false;
         i += n;
     }
     return true;
+}
+
+std::string to_valid_utf8(std::string_view s) {
+    if (valid_utf8(s)) return std::string(s);
+    std::string out;
+    out.reserve(s.size() + 8);
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = utf8_sequence(s, i)) {
+            out.append(s.data() + i, n);
+            i += n;
+        } else {
+            out += "\xef\xbf\xbd";  // U+FFFD
+            ++i;
+        }
+    }
+    return out;
 }
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -68,7 +53,7 @@ void append_json_string(std::string& out, std::string_view s) {
         if (i == s.size()) break;
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
-            if (std::size_t n = utf8_length(s, i)) {
+            if (std::size_t n = utf8_sequence(s, i)) {
                 out.append(s.data() + i, n);
                 i += n;
             } else {

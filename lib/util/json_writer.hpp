@@ -2,8 +2,9 @@
 // of hundreds of interfaces): it appends straight to a string, with the same
 // layout as nlohmann::json::dump(2), instead of building a document tree
 // first (which cost more than reading the kernel at 512 interfaces).
-// Strings that are not valid UTF-8 (interface names may hold any byte) get
-// U+FFFD for the bad bytes, so the output is always valid JSON.
+// Strings that are not valid UTF-8 (a driver's version string might be;
+// names never are, being in their text form, util/strings.hpp) get U+FFFD
+// for the bad bytes, so the output is always valid JSON.
 #pragma once
 
 #include <cstdint>
@@ -69,5 +70,10 @@ std::string quote_key(std::string_view k);
 // Whether s is valid UTF-8 (what must read back byte for byte is refused
 // rather than written with replacements).
 bool valid_utf8(std::string_view s);
+// s with U+FFFD for each byte that is not valid UTF-8, as the writer does:
+// for text bound for D-Bus, which refuses anything else. Names never need
+// it (they are in text form, util/strings.hpp); a driver's or a file
+// system's strings might.
+std::string to_valid_utf8(std::string_view s);
 
 }  // namespace nictune

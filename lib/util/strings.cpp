@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 namespace nictune {
 
@@ -32,8 +31,166 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     return out;
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) {
-    return fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    std::size_t n = 0;
+    char32_t v = 0;
+    if (c < 0x80) {
+        n = 1;
+        v = c;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        v = c & 0x1fU;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        v = c & 0x0fU;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        v = c & 0x07U;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(i + k) & 0xc0U) != 0x80U) return 0;
+        v = (v << 6) | (b(i + k) & 0x3fU);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid.
+    if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000) ||
+        (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff)
+        return 0;
+    if (cp) *cp = v;
+    return n;
+}
+
+namespace {
+
+// Characters a name keeps as they are: printable, visible, not whitespace.
+// The others would make a name unreadable, ambiguous in space-separated
+// text, or look like another name (a zero-width space, a right-to-left
+// override). docs/names.md lists the same ranges.
+bool kept_as_is(char32_t c) {
+    struct Range {
+        char32_t first, last;
+    };
+    static constexpr Range kEscaped[] = {
+        {0x00, 0x20},        // C0 controls, space
+        {0x5c, 0x5c},        // the backslash: it starts an escape
+        {0x7f, 0xa0},        // DEL, C1 controls, no-break space
+        {0xad, 0xad},        // soft hyphen
+        {0x61c, 0x61c},      // Arabic letter mark
+        {0x1680, 0x1680},    // Ogham space mark
+        {0x180e, 0x180e},    // Mongolian vowel separator
+        {0x2000, 0x200f},    // spaces, zero-width characters, LRM, RLM
+        {0x2028, 0x202f},    // line and paragraph separators, embeddings, narrow no-break space
+        {0x205f, 0x206f},    // math space, word joiner, invisible operators, isolates
+        {0x3000, 0x3000},    // ideographic space
+        {0xfdd0, 0xfdef},    // noncharacters
+        {0xfeff, 0xfeff},    // zero-width no-break space (byte order mark)
+        {0xfff9, 0xfffb},    // interlinear annotation
+        {0xe0000, 0xe007f},  // tags
+    };
+    for (const auto& r : kEscaped)
+        if (c >= r.first && c <= r.last) return false;
+    // The other noncharacters: U+FFFE, U+FFFF, U+1FFFE, ..., U+10FFFF.
+    return (c & 0xfffeU) != 0xfffeU;
+}
+
+constexpr char kHex[] = "0123456789abcdef";
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+}  // namespace
+
+std::string escape_name(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    for (std::size_t i = 0; i < bytes.size();) {
+        char32_t cp = 0;
+        const std::size_t n = utf8_sequence(bytes, i, &cp);
+        if (n > 0 && kept_as_is(cp)) {
+            out.append(bytes.data() + i, n);
+            i += n;
+            continue;
+        }
+        // Byte by byte: the next byte of an invalid sequence may start a valid one.
+        const auto b = static_cast<unsigned char>(bytes[i]);
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 0xf];
+        ++i;
+    }
+    return out;
+}
+
+namespace {
+
+// Text whose characters are all kept as they are or backslashes: it can be
+// shown as it is in a message.
+bool plain_text(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        char32_t cp = 0;
+        const std::size_t n = utf8_sequence(text, i, &cp);
+        if (n == 0 || (cp != '\\' && !kept_as_is(cp))) return false;
+        i += n;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string quote_name(std::string_view text) {
+    return plain_text(text) ? "'" + std::string(text) + "'" : quote(text);
+}
+
+Result<std::string> unescape_name(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\\') {
+            out += text[i];
+            continue;
+        }
+        int hi = -1, lo = -1;
+        if (i + 3 < text.size() && text[i + 1] == 'x') {
+            hi = hex_digit(text[i + 2]);
+            lo = hex_digit(text[i + 3]);
+        }
+        if (hi < 0 || lo < 0)
+            return fail(Errc::InvalidArgument, "",
+                        quote_name(text) +
+                            " is not in nictune's text form of a name (a byte is written \\x and "
+                            "two lower-case hex digits, a backslash \\x5c)");
+        out += static_cast<char>(hi * 16 + lo);
+        i += 3;
+    }
+    // One text per name: what escape_name() writes differently (a "\x41"
+    // for 'A', a raw control byte, a raw space) is not that name's text.
+    std::string canonical = escape_name(out);
+    if (canonical == text) return out;
+    if (!plain_text(text))
+        return fail(Errc::InvalidArgument, "",
+                    "must be written '" + canonical +
+                        "' in nictune's text form (bytes that are not printable UTF-8, "
+                        "whitespace and the backslash are written \\xhh)");
+    return fail(Errc::InvalidArgument, "",
+                quote_name(text) + " is written '" + canonical +
+                    "' in nictune's text form (\\xhh stands only for a byte that is not "
+                    "printable UTF-8, whitespace or a backslash)");
+}
+
+bool glob_match(std::string_view pattern, std::string_view name) {
+    auto p = unescape_name(pattern);
+    auto n = unescape_name(name);
+    if (!p || !n || p->find('\0') != std::string::npos || n->find('\0') != std::string::npos)
+        return false;
+    // nictune never calls setlocale(): in the C locale fnmatch compares bytes.
+    return fnmatch(p->c_str(), n->c_str(), FNM_NOESCAPE) == 0;
 }
 
 namespace {
@@ -102,30 +259,39 @@ int compare_versions(std::string_view a, std::string_view b) {
     return 0;
 }
 
-bool valid_ifname(std::string_view name) {
-    if (name.empty() || name.size() >= 16 || name == "." || name == "..") return false;
-    for (char c : name) {
-        auto u = static_cast<unsigned char>(c);
-        if (c == '/' || c == ':' || std::isspace(u) || u < 0x20 || u == 0x7f) return false;
+namespace {
+
+// The kernel's isspace() (lib/ctype.c): a name with one of these is refused.
+bool kernel_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+// Text of a name of 1..max bytes without NUL, '/' or whitespace (nor ':'
+// unless `colon`), not "." or "..".
+bool valid_name_bytes(std::string_view text, std::size_t max, bool colon) {
+    if (text.empty() || text.size() > 4 * max) return false;  // \xhh per byte at most
+    auto raw = unescape_name(text);
+    if (!raw || raw->empty() || raw->size() > max || *raw == "." || *raw == "..") return false;
+    for (char c : *raw) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u == 0 || c == '/' || (c == ':' && !colon) || kernel_space(u)) return false;
     }
     return true;
 }
 
+}  // namespace
+
+bool valid_ifname(std::string_view name) {
+    return valid_name_bytes(name, 15, false);  // IFNAMSIZ - 1
+}
+
+bool valid_name_or_altname(std::string_view name) {
+    return valid_name_bytes(name, 127, true);  // ALTIFNAMSIZ - 1
+}
+
 std::string quote(std::string_view s) {
     std::string out = "'";
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", u);
-            out += buf;
-        } else if (c == '\'' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else {
-            out += c;
-        }
-    }
+    out += escape_name(s);
     out += '\'';
     return out;
 }

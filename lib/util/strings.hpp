@@ -6,14 +6,52 @@
 #include <string_view>
 #include <vector>
 
+#include "util/error.hpp"
+
 namespace nictune {
 
 std::string_view trim(std::string_view s);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
-// Shell-style glob (fnmatch, no FNM_PATHNAME).
-bool glob_match(std::string_view pattern, std::string_view text);
+// ---- Names: nictune's one escaping scheme
+//
+// The kernel takes interface names of up to 15 bytes, and alternative names
+// of up to 127, with any byte but NUL, '/' and whitespace (and ':' in
+// names), UTF-8 or not. nictune writes every name in one text form, the
+// same everywhere: JSON, D-Bus, the journal's INTERFACE= field, log and
+// error text, state file names; and takes that form back on the command
+// line and in D-Bus calls:
+//
+//   - a character that is printable UTF-8 stays as it is ("p4p1", "é0");
+//   - every other byte, and the backslash itself, is written \xhh (two
+//     lower-case hex digits): "\xff\xfeq", "a\x5cb".
+//
+// "Printable" excludes the C0 and C1 controls, DEL, the space and the other
+// whitespace and invisible or text-direction characters (the list is in
+// strings.cpp and docs/names.md). Each byte string has exactly one text
+// form, and unescape_name() accepts only that form, so the mapping is a
+// bijection: two different names never read the same, and a name read back
+// from any output finds the same device.
+//
+// Inside nictune, names (Identity::name, NicRef::name, state records...) are
+// held in this text form; only the kernel boundary (rtnl, the GDRVINFO
+// ioctl, sysfs paths) sees the real bytes.
+std::string escape_name(std::string_view bytes);
+// The bytes of a name in text form; InvalidArgument (saying what to write
+// instead) for text that is not the form escape_name() gives.
+Result<std::string> unescape_name(std::string_view text);
+
+// Interface-name glob (bindings, profile [match]): `pattern` and `name` in
+// the text form, matched on the names' real bytes, shell-style: `*` any
+// bytes, `?` one byte, `[...]` one byte of a set; no backslash quoting (a
+// backslash is \x5c like any other). False when either is not valid text.
+bool glob_match(std::string_view pattern, std::string_view name);
+
+// The length of the valid UTF-8 sequence at s[i] (shortest form, no
+// surrogates, at most U+10FFFF) with its code point in *cp; 0 when there is
+// none there.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp = nullptr);
 
 // The candidate closest to `word` by edit distance, if it is close enough to
 // be a plausible typo ("rx_usec" -> "rx_usecs").
@@ -24,11 +62,19 @@ std::optional<std::string> closest_match(std::string_view word,
 // other runs as text ("3.15.1-k" < "4.0.1-k" < "5.3.6"). Returns <0, 0, >0.
 int compare_versions(std::string_view a, std::string_view b);
 
-// An interface name the kernel could accept: 1..15 bytes, no '/', ':' or
-// whitespace, not "." or "..".
+// An interface name (in text form) the kernel could accept: 1..15 bytes, no
+// NUL, '/', ':' or whitespace, not "." or "..".
 bool valid_ifname(std::string_view name);
+// A name (in text form) the kernel could resolve to an interface: its name
+// or one of its alternative names (1..127 bytes, ':' and 16 bytes or more
+// allowed). Names with '/' or whitespace, "." and ".." are refused.
+bool valid_name_or_altname(std::string_view name);
 
-// Quote a user-supplied string for messages: 'p4p1' (non-printables escaped).
+// Quote a user-supplied string for messages: 'p4p1', in the text form of
+// escape_name() ('a\x5cb', 'x\x0a').
 std::string quote(std::string_view s);
+// Quote a name given in text form: as it is when it holds only printable
+// characters and backslashes ('\xff\xfeq', 'a\q'), else as quote() does.
+std::string quote_name(std::string_view text);
 
 }  // namespace nictune

@@ -89,13 +89,17 @@ Result<void> bind_enforce(const toml::node& v, const SourceLoc& loc, Binding& b)
     return {};
 }
 
+// A name or glob in nictune's text form (a byte that is not printable UTF-8,
+// and the backslash, as \xhh), matched against names and alternative names.
 Result<void> bind_interface(const toml::node& v, const SourceLoc& loc, Binding& b) {
     auto s = string_value(v, loc, "bind.interface");
     if (!s) return std::unexpected(s.error());
-    if (!valid_ifname(*s))
+    if (auto bytes = unescape_name(*s); !bytes)
+        return invalid(loc, "bind.interface: " + bytes.error().message);
+    if (!valid_name_or_altname(*s))
         return invalid(loc, "bind.interface: " + quote(*s) +
-                                " is not an interface name or glob (1 to 15 characters, no '/', "
-                                "':' or whitespace)");
+                                " is not an interface name or glob (1 to 127 bytes, no '/' or "
+                                "whitespace)");
     b.interface = *s;
     return {};
 }
@@ -268,7 +272,12 @@ bool Binding::matches(const Identity& id) const {
     // A binding that names nothing must not silently claim every NIC
     // (parse_config never produces one; hand-built ones could).
     if (!interface && !mac && !pci && !driver) return false;
-    if (interface && !glob_match(*interface, id.name)) return false;
+    // The kernel resolves a name and an alternative name alike, and so does
+    // a binding (systemd gives NICs alternative names from their path).
+    if (interface && !glob_match(*interface, id.name) &&
+        std::ranges::none_of(id.altnames,
+                             [&](const std::string& alt) { return glob_match(*interface, alt); }))
+        return false;
     if (mac && !same_ci(*mac, id.mac) && !(id.perm_mac && same_ci(*mac, *id.perm_mac)))
         return false;
     if (pci && !(id.pci_slot && same_ci(*pci, *id.pci_slot)) &&
@@ -354,6 +363,13 @@ Result<DaemonConfig> load_config(const fs::path& path, bool require_root_owned) 
         return empty;
     }
     return parse_config(*text, path.string());
+}
+
+std::filesystem::path state_dir_for(const std::optional<std::filesystem::path>& override,
+                                    const Result<DaemonConfig>& config) {
+    if (override) return *override;
+    if (config && config->state_dir) return *config->state_dir;
+    return kDefaultStateDir;
 }
 
 Result<void> validate_bindings(const DaemonConfig& cfg, const profile::Store& store) {

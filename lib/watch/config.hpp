@@ -10,6 +10,7 @@
 //   profile = "x520-lowlatency"
 //   enforce = true                # re-apply when a bound setting drifts (default false)
 //   interface = "p4p*"            # name or glob      } one or more of these;
+//                                 # (or an alternative name; text form: '\xff*')
 //   mac = "90:e2:ba:00:00:01"     # current or permanent MAC } all given keys
 //   pci = "0000:03:00.0"          # PCI address       } must match
 //   driver = "ixgbe"              # kernel driver     }
@@ -31,15 +32,18 @@ namespace nictune {
 struct Binding {
     std::string profile;
     bool enforce = false;
-    std::optional<std::string> interface;  // name or glob
-    std::optional<std::string> mac;        // lower-case aa:bb:cc:dd:ee:ff
-    std::optional<std::string> pci;        // lower-case 0000:03:00.0
+    // Name or glob in nictune's text form, matched on the real bytes of the
+    // interface's name and of each of its alternative names (glob_match).
+    std::optional<std::string> interface;
+    std::optional<std::string> mac;  // lower-case aa:bb:cc:dd:ee:ff
+    std::optional<std::string> pci;  // lower-case 0000:03:00.0
     std::optional<std::string> driver;
     SourceLoc loc;          // the [[bind]] table
     SourceLoc profile_loc;  // the profile value
 
-    // All given keys match (mac matches the current or the permanent address;
-    // pci matches the PCI slot or the bus-info).
+    // All given keys match (interface matches the name or an alternative
+    // name; mac matches the current or the permanent address; pci matches
+    // the PCI slot or the bus-info).
     [[nodiscard]] bool matches(const Identity& id) const;
     // "interface p4p* driver ixgbe -> x520-lowlatency (enforce)"
     [[nodiscard]] std::string describe() const;
@@ -60,6 +64,15 @@ Result<DaemonConfig> parse_config(std::string_view text, const std::string& file
 // Reads and parses the file (trusted-file rules of the profile loader when
 // require_root_owned). A missing file is an empty configuration.
 Result<DaemonConfig> load_config(const std::filesystem::path& path, bool require_root_owned);
+
+// The state directory of nictuned and of nictunectl --direct, decided here
+// for both so that they share its locks and each other's journals:
+// `override` (their --state-dir) when given, else `config`'s state_dir,
+// else kDefaultStateDir (also when the configuration does not load, for
+// both alike).
+inline constexpr const char* kDefaultStateDir = "/run/nictune";
+std::filesystem::path state_dir_for(const std::optional<std::filesystem::path>& override,
+                                    const Result<DaemonConfig>& config);
 
 // Every bound profile exists and loads; errors point at the binding's
 // profile value ("nictune.toml:4:11: profile 'x' ...").

@@ -29,7 +29,10 @@ Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& re
         out = nics;
     } else {
         for (const auto& n : req.names) {
+            // As the kernel: by name or alternative name.
             auto* s = nic(n);
+            for (auto& x : nics)
+                if (!s && std::ranges::find(x.id.altnames, n) != x.id.altnames.end()) s = &x;
             if (!s) return fail(Errc::NoSuchInterface, n, "no such interface");
             out.push_back(*s);
         }

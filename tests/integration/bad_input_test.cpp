@@ -351,9 +351,16 @@ TEST_F(BadInputTest, EveryBadCallGetsANamedErrorAndChangesNothing) {
          {"s", kb100},
          kInvalidArgument,
          "is not valid"},
+        // Longer than a name can be, but an alternative name could be (up
+        // to 127 bytes): looked up, and not there.
         {"Apply: 16 characters",
          "Apply",
          {"sasa{sv}", "small", "1", sixteen, "0"},
+         kNoSuchInterface,
+         sixteen},
+        {"Apply: 128 characters",
+         "Apply",
+         {"sasa{sv}", "small", "1", std::string(128, 'q'), "0"},
          kInvalidArgument,
          "is not valid"},
         {"Apply: a/b",
@@ -383,9 +390,16 @@ TEST_F(BadInputTest, EveryBadCallGetsANamedErrorAndChangesNothing) {
          {"assa{sv}", "1", "", "", "0"},
          kInvalidArgument,
          "is not valid"},
+        // Not a name (':'), but the kernel takes it as an alternative name.
         {"Apply: alias bi0:1",
          "Apply",
          {"sasa{sv}", "small", "1", "bi0:1", "0"},
+         kNoSuchInterface,
+         "bi0:1"},
+        // Not nictune's text form of a name.
+        {"Apply: a raw backslash",
+         "Apply",
+         {"sasa{sv}", "small", "1", "b\\i0", "0"},
          kInvalidArgument,
          "is not valid"},
         {"Apply: space",

@@ -140,11 +140,19 @@ class DaemonHarness {
         o.env = std::move(env);
         o.stderr_log = dir_ / "nictuned.log";
         std::string why;
-        daemon_ = Child::start(
-            {"ip", "netns", "exec", ns_->name(), NICTUNED_PATH, "--bus-address", bus_->address(),
-             "--config", (dir_ / "nictune.toml").string(), "--profiles-dir",
-             (dir_ / "profiles").string(), "--state-dir", (dir_ / "state").string()},
-            o, &why);
+        std::vector<std::string> argv = {"ip",
+                                         "netns",
+                                         "exec",
+                                         ns_->name(),
+                                         NICTUNED_PATH,
+                                         "--bus-address",
+                                         bus_->address(),
+                                         "--config",
+                                         (dir_ / "nictune.toml").string(),
+                                         "--profiles-dir",
+                                         (dir_ / "profiles").string()};
+        if (state_dir_option_) argv.insert(argv.end(), {"--state-dir", (dir_ / "state").string()});
+        daemon_ = Child::start(argv, o, &why);
         if (!daemon_) {
             ADD_FAILURE() << why;
             return false;
@@ -155,6 +163,9 @@ class DaemonHarness {
         }
         return true;
     }
+
+    // nictuned starts without --state-dir: nictune.toml decides.
+    void without_state_dir_option() { state_dir_option_ = false; }
 
     [[nodiscard]] std::string log() const {
         std::ifstream in(dir_ / "nictuned.log");
@@ -186,6 +197,7 @@ class DaemonHarness {
 
   private:
     bool ok_ = false;
+    bool state_dir_option_ = true;
     std::unique_ptr<TestNetns> ns_;
     std::filesystem::path dir_;
     std::unique_ptr<PrivateBus> bus_;

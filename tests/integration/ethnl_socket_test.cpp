@@ -10,8 +10,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -22,6 +24,32 @@
 #include "ethnl/socket.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
+
+// Every allocation in this binary can be made to change errno, as any
+// library call may: code that reads errno after building a message (an
+// argument evaluated before errno, in an order the language leaves open)
+// then reports the wrong error. Off unless a test turns it on, for its
+// thread only.
+namespace {
+thread_local bool g_allocations_clobber_errno = false;
+}  // namespace
+
+// g++ sees the free() below inlined where a new-expression's pointer is
+// deleted and calls the pair mismatched; here they are malloc and free.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t n) {
+    if (g_allocations_clobber_errno) errno = EDOM;
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+#pragma GCC diagnostic pop
 
 namespace nictune::ethnl {
 namespace {
@@ -161,6 +189,27 @@ void expect_channels_match_ethtool(const TestNetns& ns, const std::string& ifnam
         expect_same(v, k, text.max, label);
     for (const auto& [k, label] : kChannelLabels)
         expect_same(v, k, text.cur, label);
+}
+
+// A window of SETs that the kernel refuses to take (larger than the
+// socket's send buffer: EMSGSIZE, before any message is read) reports the
+// send's own errno, whatever building the message does to errno after it.
+// No namespace needed: nothing reaches the kernel's ethtool code.
+TEST(EthnlSocket, ASendThatFailsReportsItsOwnErrno) {
+    auto s = Socket::open();
+    ASSERT_TRUE(s) << s.error().str();
+    const int tiny = 1;  // the kernel rounds it up to its minimum, about 4.5 KiB
+    ASSERT_EQ(setsockopt((*s)->fd(), SOL_SOCKET, SO_SNDBUF, &tiny, sizeof tiny), 0);
+    static const char pad[1024] = {};
+    const std::vector<Socket::SetRequest> reqs(
+        8, {0x7ffffff0, [](nlmsghdr* nlh) { mnl_attr_put(nlh, 0x3ff, sizeof pad, pad); }});
+    g_allocations_clobber_errno = true;
+    auto rs = (*s)->set_many(ETHTOOL_MSG_LINKINFO_SET, reqs);
+    g_allocations_clobber_errno = false;
+    ASSERT_EQ(rs.size(), reqs.size());
+    ASSERT_FALSE(rs[0]);
+    EXPECT_EQ(rs[0].error().sys_errno, EMSGSIZE) << rs[0].error().str();
+    EXPECT_NE(rs[0].error().context.find(": send"), std::string::npos) << rs[0].error().str();
 }
 
 TEST(EthnlSocket, OpensAndResolvesTheEthtoolFamilyAndMonitorGroup) {

@@ -188,12 +188,21 @@ TEST(DaemonConfigParser, RejectsProfileNamesThatAreNotPlainNames) {
 }
 
 TEST(DaemonConfigParser, RejectsMalformedMatchValues) {
-    EXPECT_EQ(error_of("[[bind]]\nprofile = \"x\"\ninterface = \"averyveryverylongname\"\n"),
-              "n.toml:3:13: bind.interface: 'averyveryverylongname' is not an interface name or "
-              "glob (1 to 15 characters, no '/', ':' or whitespace)");
+    const std::string long_name(128, 'a');
+    EXPECT_EQ(error_of("[[bind]]\nprofile = \"x\"\ninterface = \"" + long_name + "\"\n"),
+              "n.toml:3:13: bind.interface: '" + long_name +
+                  "' is not an interface name or glob (1 to 127 bytes, no '/' or whitespace)");
     EXPECT_EQ(error_of("[[bind]]\nprofile = \"x\"\ninterface = \"\"\n"),
-              "n.toml:3:13: bind.interface: '' is not an interface name or glob (1 to 15 "
-              "characters, no '/', ':' or whitespace)");
+              "n.toml:3:13: bind.interface: '' is not an interface name or glob (1 to 127 bytes, "
+              "no '/' or whitespace)");
+    EXPECT_EQ(error_of("[[bind]]\nprofile = \"x\"\ninterface = \"a b\"\n"),
+              "n.toml:3:13: bind.interface: must be written 'a\\x20b' in nictune's text form "
+              "(bytes that are not printable UTF-8, whitespace and the backslash are written "
+              "\\xhh)");
+    // A backslash starts an escape: a glob's own backslash quoting does not exist here.
+    EXPECT_EQ(error_of("[[bind]]\nprofile = \"x\"\ninterface = 'eth\\*'\n"),
+              "n.toml:3:13: bind.interface: 'eth\\*' is not in nictune's text form of a name "
+              "(a byte is written \\x and two lower-case hex digits, a backslash \\x5c)");
     EXPECT_EQ(error_of("[[bind]]\nprofile = \"x\"\nmac = \"90-e2-ba-00-00-01\"\n"),
               "n.toml:3:7: bind.mac: '90-e2-ba-00-00-01' is not a MAC address (expected six hex "
               "pairs like 90:e2:ba:00:00:01)");
@@ -238,6 +247,48 @@ TEST(BindingMatch, MatchesInterfaceNamesAndGlobs) {
     b.interface = "eth0";
     EXPECT_TRUE(b.matches(nic("eth0")));
     EXPECT_FALSE(b.matches(nic("eth01")));
+}
+
+// Names and globs are in nictune's text form; the glob matches the real
+// bytes of the name and of each alternative name.
+TEST(DaemonConfigParser, ReadsInterfaceGlobsInTextForm) {
+    auto cfg = parse_config(
+        "[[bind]]\nprofile = \"x\"\ninterface = '\\xff\\xfe*'\n"
+        "[[bind]]\nprofile = \"y\"\ninterface = \"a\\\\x5cb\"\n"
+        "[[bind]]\nprofile = \"z\"\ninterface = \"enp3s0f0-with-a-long-alternative-name\"\n",
+        "n.toml");
+    ASSERT_TRUE(cfg) << cfg.error().str();
+    ASSERT_EQ(cfg->bindings.size(), 3U);
+    EXPECT_EQ(cfg->bindings[0].interface, "\\xff\\xfe*");
+    EXPECT_EQ(cfg->bindings[1].interface, "a\\x5cb");
+    EXPECT_TRUE(cfg->bindings[0].matches(nic("\\xff\\xfeq")));
+    EXPECT_FALSE(cfg->bindings[0].matches(nic("\\xffq")));
+    EXPECT_TRUE(cfg->bindings[1].matches(nic("a\\x5cb")));
+    auto id = nic("eth0");
+    id.altnames = {"enp3s0f0-with-a-long-alternative-name"};
+    EXPECT_EQ(cfg->binding_for(id), &cfg->bindings[2]);
+}
+
+TEST(BindingMatch, MatchesAnAlternativeName) {
+    auto b = binding("x");
+    b.interface = "uplink*";
+    auto id = nic("eth0");
+    EXPECT_FALSE(b.matches(id));
+    id.altnames = {"enp0s1", "uplink0"};
+    EXPECT_TRUE(b.matches(id));
+}
+
+// nictuned and nictunectl --direct take their state directory from here.
+TEST(StateDirFor, TheCommandLineThenTheConfigurationThenTheDefault) {
+    DaemonConfig with;
+    with.state_dir = "/srv/nictune-state";
+    const Result<DaemonConfig> cfg = with;
+    const Result<DaemonConfig> none = DaemonConfig{};
+    const Result<DaemonConfig> broken = fail(Errc::InvalidProfile, "n.toml:1:1", "bad");
+    EXPECT_EQ(state_dir_for(fs::path("/tmp/x"), cfg), "/tmp/x");
+    EXPECT_EQ(state_dir_for(std::nullopt, cfg), "/srv/nictune-state");
+    EXPECT_EQ(state_dir_for(std::nullopt, none), "/run/nictune");
+    EXPECT_EQ(state_dir_for(std::nullopt, broken), "/run/nictune");
 }
 
 TEST(BindingMatch, MatchesTheCurrentOrThePermanentMac) {

@@ -48,6 +48,15 @@ class LinkMsg {
         EXPECT_EQ(nla_put(msg_.get(), type, static_cast<int>(v.size()), v.data()), 0);
         return *this;
     }
+    // IFLA_PROP_LIST with one IFLA_ALT_IFNAME per name, as rtnl_fill_prop_list() lays it out.
+    LinkMsg& altnames(const std::vector<std::string>& names) {
+        nlattr* list = nla_nest_start(msg_.get(), IFLA_PROP_LIST | NLA_F_NESTED);
+        EXPECT_NE(list, nullptr);
+        for (const auto& n : names)
+            EXPECT_EQ(nla_put_string(msg_.get(), IFLA_ALT_IFNAME, n.c_str()), 0);
+        nla_nest_end(msg_.get(), list);
+        return *this;
+    }
     LinkMsg& kind(const char* k) {
         nlattr* info = nla_nest_start(msg_.get(), IFLA_LINKINFO);
         EXPECT_NE(info, nullptr);
@@ -112,6 +121,49 @@ std::size_t attr_offset(const std::vector<uint8_t>& b, uint16_t type) {
     }
     ADD_FAILURE() << "no attribute " << type;
     return 0;
+}
+
+// The kernel takes any byte but NUL, '/', ':' and whitespace in a name:
+// the decoded name is its text form, lossless and valid UTF-8.
+TEST(LinkCodec, NamesAreInTextForm) {
+    LinkMsg m;
+    m.str(IFLA_IFNAME, "\xff\xfeq");
+    auto link = decode_link(m.hdr());
+    ASSERT_TRUE(link) << link.error().str();
+    EXPECT_EQ(link->name, "\\xff\\xfeq");
+    LinkMsg b;
+    b.str(IFLA_IFNAME, "a\\b");
+    EXPECT_EQ(decode_link(b.hdr())->name, "a\\x5cb");
+}
+
+TEST(LinkCodec, ReadsAlternativeNamesInOrder) {
+    LinkMsg m;
+    m.str(IFLA_IFNAME, "enp3s0f0")
+        .altnames({"p4p1", "enp3s0f0-with-a-long-altname",
+                   "\x01"
+                   "a"});
+    auto link = decode_link(m.hdr());
+    ASSERT_TRUE(link) << link.error().str();
+    EXPECT_EQ(link->name, "enp3s0f0");
+    EXPECT_EQ(link->altnames,
+              (std::vector<std::string>{"p4p1", "enp3s0f0-with-a-long-altname", "\\x01a"}));
+    LinkMsg none;
+    none.str(IFLA_IFNAME, "eth0");
+    EXPECT_TRUE(decode_link(none.hdr())->altnames.empty());
+}
+
+TEST(LinkCodec, RefusesATruncatedAlternativeName) {
+    LinkMsg m;
+    m.str(IFLA_IFNAME, "eth0").altnames({"p4p1"});
+    auto b = m.bytes();
+    // The inner IFLA_ALT_IFNAME claims more bytes than its list holds.
+    const std::size_t list = attr_offset(b, IFLA_PROP_LIST);
+    Wire w(b);
+    uint16_t len = 64;
+    std::memcpy(w.at(list + NLA_HDRLEN), &len, sizeof len);
+    auto link = decode_link(w.hdr());
+    ASSERT_FALSE(link);
+    EXPECT_NE(link.error().message.find("truncated"), std::string::npos) << link.error().str();
 }
 
 TEST(LinkCodec, ReadsNameIndexAndFlags) {

@@ -21,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -739,6 +740,133 @@ TEST(StateStore, ListsEveryRecordAndReportsCorruptFiles) {
     EXPECT_TRUE(contains(errors[2].message, "not of 'eth4'")) << errors[2].str();
 
     EXPECT_EQ(store.list().size(), 2u) << "errors are optional to collect";
+}
+
+// ---- names and devices
+
+// Any name the kernel takes is a record, filed under the name's text form
+// (util/strings.hpp): bytes that are not UTF-8, a backslash, a UTF-8
+// letter, 15 bytes, a leading dot (".x.json" is not a temporary file).
+TEST(StateStore, FilesAnyNameTheKernelTakesUnderItsTextForm) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const std::vector<std::string> names = {"\\xff\\xfeq", "a\\x5cb", "é0", ".x",
+                                            "\\x01" + std::string(14, 'z')};
+    for (const auto& name : names) {
+        SCOPED_TRACE(name);
+        ASSERT_TRUE(store.save_interface(sample_interface(name)));
+        EXPECT_TRUE(fs::exists(tmp.path() / "interfaces" / (name + ".json")));
+        EXPECT_EQ(loaded(store, name), sample_interface(name));
+        EXPECT_TRUE(store.has_interface(name));
+    }
+    std::vector<Error> errors;
+    auto all = store.list(&errors);
+    EXPECT_TRUE(errors.empty()) << errors.front().str();
+    std::vector<std::string> listed;
+    for (const auto& r : all)
+        listed.push_back(r.name);
+    auto want = names;
+    std::ranges::sort(want);
+    EXPECT_EQ(listed, want);
+    // The bytes themselves are not a name's text: refused, never mangled.
+    for (const char* raw : {"\xff\xfeq", "a\\b", "\x01x"}) {
+        const auto saved = store.save_interface(sample_interface(raw));
+        ASSERT_FALSE(saved) << raw;
+        EXPECT_EQ(saved.error().code, Errc::InvalidArgument);
+    }
+}
+
+DeviceRef device_of(const InterfaceRecord& r, std::string name) {
+    return DeviceRef{std::move(name), r.ifindex, r.mac, r.perm_mac};
+}
+
+// A device renamed while nobody followed it (nictuned stopped, a --direct
+// apply, then `ip link set eth3 name lan0`) still has its record under its
+// old name: found by its ifindex and MAC.
+TEST(StateStore, FindsTheRecordsADeviceHasUnderEarlierNames) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto eth3 = sample_interface("eth3");
+    eth3.updated_at = 200;
+    auto older = sample_interface("eth2");
+    older.updated_at = 100;
+    ASSERT_TRUE(store.save_interface(eth3));
+    ASSERT_TRUE(store.save_interface(older));
+    ASSERT_TRUE(store.save_interface(sample_interface("lan0")));  // its own, skipped below
+    const std::vector<DeviceRef> devices = {device_of(eth3, "lan0")};
+    const std::vector<std::string> own = {"lan0"};
+    auto found = store.earlier_records(devices, own);
+    ASSERT_EQ(found.size(), 1U);
+    ASSERT_EQ(found[0].size(), 2U);
+    EXPECT_EQ(found[0][0], older) << "oldest first";
+    EXPECT_EQ(found[0][1], eth3);
+}
+
+TEST(StateStore, TakesNoOtherDevicesRecordForARenamedOne) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto eth3 = sample_interface("eth3");
+    ASSERT_TRUE(store.save_interface(eth3));
+    // A corrupt record of someone else is not this lookup's to report.
+    write_text(tmp.path() / "interfaces" / "eth4.json", "{");
+    // Same ifindex (reused), another card; and the same card's MAC on another ifindex.
+    const std::vector<DeviceRef> others = {
+        DeviceRef{"lan0", eth3.ifindex, "02:00:00:00:00:99", std::nullopt},
+        DeviceRef{"lan1", eth3.ifindex + 1, eth3.mac, eth3.perm_mac}};
+    const auto found = store.earlier_records(others, {});
+    ASSERT_EQ(found.size(), 2U);
+    EXPECT_TRUE(found[0].empty());
+    EXPECT_TRUE(found[1].empty());
+    // A permanent MAC is the card's, whatever its current address.
+    const std::vector<DeviceRef> same = {
+        DeviceRef{"lan0", eth3.ifindex, "02:00:00:00:00:99", eth3.perm_mac}};
+    EXPECT_EQ(store.earlier_records(same, {})[0].size(), 1U);
+}
+
+TEST(StateStore, MovesARecordWithItsSystemOwners) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto eth3 = sample_interface("eth3");
+    ASSERT_TRUE(store.save_interface(eth3));
+    ASSERT_TRUE(store.save_system(
+        SystemRecord{{{"sysctl.net.core.rmem_max", uint64_t{212992}, {"eth3", "p4p2"}}}}));
+    ASSERT_TRUE(store.rename_interface("eth3", "lan0"));
+    auto want = eth3;
+    want.name = "lan0";
+    EXPECT_EQ(loaded(store, "lan0"), want);
+    EXPECT_FALSE(store.has_interface("eth3"));
+    EXPECT_EQ(store.load_system()->entries.front().owners,
+              (std::vector<std::string>{"lan0", "p4p2"}));
+    EXPECT_TRUE(store.rename_interface("eth3", "lan1")) << "nothing to move is not an error";
+}
+
+// A rename moves the record and the system record's owners, or nothing.
+TEST(StateStore, RenameIsAllOrNothing) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const auto eth3 = sample_interface("eth3");
+    ASSERT_TRUE(store.save_interface(eth3));
+    // A system record far larger than the interface record, so that a file
+    // size limit between the two fails only its write.
+    SystemRecord sys;
+    for (int i = 0; i < 60; ++i)
+        sys.entries.push_back(
+            SystemEntry{"sysctl.net.core.some_long_setting_name_" + std::to_string(i),
+                        uint64_t{212992},
+                        {"eth3", "p4p2"}});
+    ASSERT_TRUE(store.save_system(sys));
+    ASSERT_LT(to_json_text(eth3).size() + 100, 4000U);
+    ASSERT_GT(to_json_text(sys).size(), 4000U);
+    Result<void> moved;
+    {
+        const FileSizeLimit limit(4000);
+        moved = store.rename_interface("eth3", "lan0");
+    }
+    ASSERT_FALSE(moved);
+    EXPECT_EQ(moved.error().sys_errno, EFBIG);
+    EXPECT_EQ(loaded(store, "eth3"), eth3);
+    EXPECT_FALSE(store.has_interface("lan0"));
+    EXPECT_EQ(store.load_system(), sys);
 }
 
 // ---- locks

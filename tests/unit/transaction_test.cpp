@@ -565,3 +565,139 @@ TEST_F(TransactionTest, AnUnwritableStateDirectoryStopsBeforeAnyChange) {
 
 }  // namespace
 }  // namespace nictune
+
+namespace nictune {
+namespace {
+
+// ---- names (issue 13)
+
+// `rollback p4p1` where p4p1 is an alternative name: the kernel resolves
+// it, and so does the rollback, to the record of the device's own name
+// (where apply, which reads the device, saved it).
+TEST_F(TransactionTest, AnAlternativeNameFindsTheDevicesRecord) {
+    be.nics[1].id.altnames = {"uplink0", "enp3s0f1-a-long-alternative-name"};
+    initial_nics = be.nics;
+    StateStore store(dir_);
+    auto p = profile_of("a", "[link]\nmtu = 9000\n");
+    auto r = apply_plan(be, store, plan_for(p, {"uplink0"}));
+    ASSERT_EQ(r.result, TxResult::Applied);
+    ASSERT_EQ(r.interfaces[0].name, "p4p2");
+    EXPECT_TRUE(*store.load_interface("p4p2"));
+    for (const std::string alt : {"uplink0", "enp3s0f1-a-long-alternative-name"}) {
+        SCOPED_TRACE(alt);
+        ASSERT_EQ(apply_plan(be, store, plan_for(p, {alt})).result, TxResult::Applied);
+        auto rb = rollback_interface(be, store, alt);
+        EXPECT_EQ(rb.result, TxResult::RolledBack) << (rb.error ? rb.error->str() : "");
+        EXPECT_EQ(rb.interface, "p4p2");
+        expect_back_to_initial();
+        EXPECT_FALSE(*store.load_interface("p4p2"));
+    }
+    // Named by both at once: one rollback.
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p2"})).result, TxResult::Applied);
+    auto rs = rollback_interfaces(be, store, {"uplink0", "p4p2"});
+    EXPECT_EQ(rs[0].result, TxResult::RolledBack);
+    EXPECT_TRUE(rs[1].nothing_saved);
+    expect_back_to_initial();
+}
+
+// Renamed while nobody followed it: a rollback under the new name finds
+// the originals saved under the old one, also after another apply under
+// the new name (whose own "originals" are the first apply's values).
+TEST_F(TransactionTest, ADeviceRenamedBetweenTransactionsKeepsItsOriginals) {
+    StateStore store(dir_);
+    auto p = profile_of("s", "[link]\nmtu = 9000\n[sysctl]\n\"net.core.rmem_max\" = 16777216\n");
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p1"})).result, TxResult::Applied);
+    be.nic("p4p1")->id.name = "lan0";
+    auto r = apply_plan(
+        be, store, plan_for(profile_of("b", "[link]\nmtu = 9014\ntxqueuelen = 5000\n"), {"lan0"}));
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    auto rb = rollback_interface(be, store, "lan0");
+    EXPECT_EQ(rb.result, TxResult::RolledBack) << (rb.error ? rb.error->str() : "");
+    EXPECT_FALSE(*store.load_interface("p4p1"));
+    EXPECT_FALSE(*store.load_interface("lan0"));
+    EXPECT_TRUE(store.load_system()->entries.empty()) << "p4p1's sysctl went back with it";
+    be.nic("lan0")->id.name = "p4p1";
+    expect_back_to_initial();
+}
+
+// The earlier name's record is taken under its lock: another process's
+// transaction on it makes the rollback wait its turn (Busy), changing nothing.
+TEST_F(TransactionTest, ARenamedDevicesEarlierRecordIsTakenOnlyUnderItsLock) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"})).result,
+        TxResult::Applied);
+    be.nic("p4p1")->id.name = "lan0";
+    StateStore other(dir_);
+    {
+        auto held = other.lock("p4p1");
+        ASSERT_TRUE(held);
+        auto rb = rollback_interface(be, store, "lan0");
+        EXPECT_EQ(rb.result, TxResult::Refused);
+        ASSERT_TRUE(rb.error);
+        EXPECT_EQ(rb.error->code, Errc::Busy);
+        EXPECT_NE(rb.error->message.find("lan0's earlier name"), std::string::npos)
+            << rb.error->str();
+        EXPECT_EQ(be.nic("lan0")->values.get(Key::LinkMtu), 9000U);
+        EXPECT_TRUE(*store.load_interface("p4p1"));
+    }
+    EXPECT_EQ(rollback_interface(be, store, "lan0").result, TxResult::RolledBack);
+    EXPECT_EQ(be.nic("lan0")->values.get(Key::LinkMtu), 1500U);
+}
+
+// ---- state files that cannot be written (issue 13, section 4)
+
+// A failed step, everything undone, and then system.json cannot be put
+// back: the failure is reported and the journal kept, so that the next
+// transaction, a rollback or nictuned's start completes the bookkeeping.
+TEST_F(TransactionTest, AnUndoneTransactionThatCannotRestoreSystemJsonSaysSoAndKeepsItsJournal) {
+    StateStore store(dir_);
+    auto p = profile_of("s", "[link]\nmtu = 9000\n[sysctl]\n\"net.core.rmem_max\" = 16777216\n");
+    auto plan = plan_for(p, {"p4p1"});
+    be.fail_call(2, EINVAL, "sysctl refused");  // link.mtu (1) goes through, the sysctl fails
+    ApplyOptions opts;
+    opts.before_change = [&](int change) {
+        if (change != 2) return;
+        // system.json (written before the first change) cannot be replaced now.
+        fs::remove(dir_ / "system.json");
+        fs::create_directories(dir_ / "system.json" / "x");
+    };
+    auto r = apply_plan(be, store, plan, opts);
+    EXPECT_EQ(r.result, TxResult::RolledBack);
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U) << "the settings are back";
+    ASSERT_EQ(r.interfaces.size(), 1U);
+    const auto& w = r.interfaces[0].warnings;
+    EXPECT_TRUE(std::any_of(w.begin(), w.end(),
+                            [](const std::string& x) {
+                                return x.find("state directory is not") != std::string::npos &&
+                                       x.find("system.json") != std::string::npos;
+                            }))
+        << "warnings: " << (w.empty() ? "none" : w.front());
+    std::size_t journals = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_ / "journal"))
+        ++journals;
+    EXPECT_EQ(journals, 1U) << "the journal is the only record of what system.json should say";
+}
+
+// A rollback that could not restore everything keeps the record (status
+// failed); when even that cannot be written, the result says so.
+TEST_F(TransactionTest, ARollbackThatCannotSaveWhatIsLeftSaysSo) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("a", "[link]\nmtu = 9000\n"), {"p4p1"})).result,
+        TxResult::Applied);
+    const fs::path file = dir_ / "interfaces" / "p4p1.json";
+    be.fail_set = [&](const std::string&, Section) {
+        // The restore fails, and the record cannot be replaced either.
+        fs::remove(file);
+        fs::create_directories(file / "x");
+        return true;
+    };
+    auto rb = rollback_interface(be, store, "p4p1");
+    EXPECT_EQ(rb.result, TxResult::Partial);
+    ASSERT_TRUE(rb.error) << "the record of what is left could not be saved, and nobody was told";
+    EXPECT_EQ(rb.error->context, file.string()) << rb.error->str();
+}
+
+}  // namespace
+}  // namespace nictune

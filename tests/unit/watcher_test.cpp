@@ -1,7 +1,13 @@
 #include "service/watcher.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -521,6 +527,104 @@ TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
     watcher->process();  // the re-read fails: no crash, no apply
     watcher->link_event(4, "p4p1", true);
     EXPECT_FALSE(watcher->tracked().contains(4));
+}
+
+}  // namespace
+}  // namespace nictune::service
+
+namespace nictune::service {
+namespace {
+
+// ---- renames and alternative names (issue 13)
+
+// nictunectl --direct may be running a transaction on the old name when the
+// rename comes: the saved originals move only under the store's locks, and
+// until they can, the device finds them by its ifindex.
+TEST_F(WatcherTest, ARenameMovesTheSavedOriginalsOnlyUnderTheStoresLock) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    ASSERT_TRUE(*manager->state().load_interface("p4p1"));
+    StateStore other(dir_);  // another process
+    {
+        auto held = other.lock("p4p1");
+        ASSERT_TRUE(held);
+        be.nic("p4p1")->id.name = "eth9";
+        watcher->link_event(4, "eth9", false);
+        watcher->process();
+        EXPECT_EQ(watcher->tracked().at(4).name, "eth9");
+        EXPECT_TRUE(*manager->state().load_interface("p4p1")) << "moved under another's lock";
+        EXPECT_FALSE(*manager->state().load_interface("eth9"));
+    }
+    // Rolled back under its new name, it finds its originals.
+    auto r = manager->rollback("eth9");
+    EXPECT_EQ(r.result, TxResult::RolledBack) << (r.error ? r.error->str() : "");
+    EXPECT_EQ(mtu("eth9"), 1500U);
+    EXPECT_FALSE(*manager->state().load_interface("p4p1"));
+    EXPECT_FALSE(*manager->state().load_interface("eth9"));
+}
+
+// The old record cannot be removed (here: an append-only file): the move
+// is undone, so the device keeps one record, under its old name, which
+// its ifindex still finds. Root only (FS_IOC_SETFLAGS).
+TEST_F(WatcherTest, ARenameThatCannotRemoveTheOldRecordLeavesOneRecord) {
+    bind("p4p*", true);
+    watcher->apply_all("boot");
+    const fs::path old_file = dir_ / "interfaces" / "p4p1.json";
+    const int fd = ::open(old_file.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    int flags = 0;
+    const bool settable = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
+                          (flags |= FS_APPEND_FL, ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0);
+    if (!settable) {
+        ::close(fd);
+        GTEST_SKIP() << "cannot make " << old_file << " append-only here (needs root and ext4 "
+                     << "or tmpfs): " << std::strerror(errno);
+    }
+    be.nic("p4p1")->id.name = "eth9";
+    testing::internal::CaptureStderr();
+    watcher->link_event(4, "eth9", false);
+    watcher->process();
+    const std::string log = testing::internal::GetCapturedStderr();
+    flags &= ~FS_APPEND_FL;
+    ::ioctl(fd, FS_IOC_SETFLAGS, &flags);
+    ::close(fd);
+    EXPECT_TRUE(*manager->state().load_interface("p4p1"));
+    EXPECT_FALSE(*manager->state().load_interface("eth9")) << "two records for one device";
+    EXPECT_NE(log.find("cannot move the saved originals from p4p1"), std::string::npos) << log;
+}
+
+TEST_F(WatcherTest, ABindingMatchesAnAlternativeName) {
+    be.nics[1].id.altnames = {"uplink0", "enp0s1-with-a-long-name"};
+    bind("uplink*", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("v0"), 9000U);
+    EXPECT_EQ(mtu("p4p1"), 1500U);
+    EXPECT_EQ(watcher->tracked().at(be.nics[1].id.ifindex).altnames, be.nics[1].id.altnames);
+}
+
+// systemd adds alternative names after the link appears: the binding
+// applies when its name comes.
+TEST_F(WatcherTest, ABindingAppliesWhenTheAlternativeNameItMatchesIsAdded) {
+    bind("uplink0", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("v0"), 1500U);
+    be.nics[1].id.altnames = {"uplink0"};
+    const std::vector<std::string> alts = {"uplink0"};
+    watcher->link_event(be.nics[1].id.ifindex, "v0", false, nullptr, &alts);
+    watcher->process();
+    EXPECT_EQ(mtu("v0"), 9000U);
+    EXPECT_EQ(events.back().detail, "applied/rename");
+}
+
+TEST_F(WatcherTest, AppliesToANameThatIsNotUtf8) {
+    // The fake holds names as the kernel layer gives them: in text form.
+    be.nics[1].id.name = "\\xff\\xfeq";
+    bind("\\xff*", false);
+    watcher->apply_all("boot");
+    EXPECT_EQ(mtu("\\xff\\xfeq"), 9000U);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back().iface, "\\xff\\xfeq");
+    EXPECT_TRUE(*manager->state().load_interface("\\xff\\xfeq"));
 }
 
 }  // namespace
