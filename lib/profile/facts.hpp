@@ -21,6 +21,17 @@ struct BadVersion {
     std::string fix;
 };
 
+// What one of the driver's own statistics (`ethtool -S` name) means to the
+// health checks (engine/health.cpp), with where that comes from.
+struct CounterFact {
+    std::string name;  // a glob for per-queue counters: "rx_queue_*_drops"
+    std::string kind;  // rx_no_buffer, rx_dropped, crc, pause_rx, pause_tx, tx_timeout, alloc_fail
+    std::string meaning;
+    std::string source;
+};
+// The kinds a CounterFact may have.
+bool valid_counter_kind(std::string_view kind);
+
 struct DriverFacts {
     std::string driver;
     std::string description;
@@ -33,6 +44,9 @@ struct DriverFacts {
     // switch (0 = off, 1 = adaptive on ixgbe; 3 = dynamic conservative on e1000e).
     std::vector<std::pair<uint64_t, std::string>> rx_usecs_modes;
     [[nodiscard]] const std::string* rx_usecs_mode(uint64_t v) const;
+    // Health checks: the meaning of its statistics.
+    std::vector<CounterFact> counters;
+    [[nodiscard]] const CounterFact* counter(std::string_view name) const;
 };
 
 class FactsBook {
