@@ -11,11 +11,11 @@
 
 #include "ethnl/codecs.hpp"
 #include "ethnl/socket.hpp"
+#include "model/cpulist.hpp"
 #include "rtnl/stats.hpp"
 #include "services/network_manager.hpp"
 #include "services/systemd1.hpp"
 #include "sysinfo/cpu_power.hpp"
-#include "sysinfo/cpulist.hpp"
 #include "sysinfo/ethtool_stats.hpp"
 #include "sysinfo/foreign_config.hpp"
 #include "sysinfo/pcie.hpp"
@@ -236,7 +236,7 @@ struct SystemHealthReader::Impl {
             q.effective_affinity = aff.effective.value_or("");
             const std::string& eff =
                 q.effective_affinity.empty() ? q.affinity : q.effective_affinity;
-            if (auto cpus = sysinfo::parse_cpulist(eff); cpus && !cpus->empty() && !nodes.empty()) {
+            if (auto cpus = parse_cpulist(eff); cpus && !cpus->empty() && !nodes.empty()) {
                 std::optional<int> node;
                 bool one = true;
                 for (unsigned c : *cpus) {
@@ -261,7 +261,7 @@ struct SystemHealthReader::Impl {
     Known<std::vector<CpuPower>> cpus_of(const Known<NumaInfo>& numa,
                                          std::map<unsigned, CpuPower>& cache) {
         if (!numa.known()) return Known<std::vector<CpuPower>>::none(numa.unknown);
-        auto list = sysinfo::parse_cpulist(numa->local_cpulist);
+        auto list = parse_cpulist(numa->local_cpulist);
         if (!list) return Known<std::vector<CpuPower>>::none("unreadable local_cpulist");
         std::vector<CpuPower> out;
         for (unsigned c : *list) {
@@ -272,7 +272,7 @@ struct SystemHealthReader::Impl {
         return Known<std::vector<CpuPower>>::of(std::move(out));
     }
 
-    void foreign(const NicState& n, InterfaceHealth& h, std::optional<Known<bool>>& nm_reachable) {
+    void foreign(const NicState& n, InterfaceHealth& h, services::NmClient& nm_client) {
         if (opts.udev) {
             auto file = sysinfo::udev_property(n.id.name, "ID_NET_LINK_FILE");
             if (file.known()) {
@@ -295,18 +295,12 @@ struct SystemHealthReader::Impl {
         } else if (*c) {
             h.foreign.push_back(std::move(**c));
         }
-        // One failed connection answers for every interface of the read.
-        if (nm_reachable && !nm_reachable->known()) {
-            h.foreign_unknown.push_back("NetworkManager: " + nm_reachable->unknown);
-            return;
-        }
-        auto nm = services::nm_device(opts.bus, n.id.name);
+        // One connection (or one failure to connect) for the whole read.
+        auto nm = nm_client.device(n.id.name);
         if (!nm.known()) {
-            nm_reachable = Known<bool>::none(nm.unknown);
             h.foreign_unknown.push_back("NetworkManager: " + nm.unknown);
             return;
         }
-        nm_reachable = Known<bool>::of(true);
         if (nm->config) h.foreign.push_back(std::move(*nm->config));
     }
 };
@@ -328,7 +322,7 @@ HealthRead SystemHealthReader::read(std::span<const NicState* const> nics,
     auto stats = im.link_stats(&stats_why);
     auto modes = im.link_modes();
     std::map<unsigned, CpuPower> cpu_cache;
-    std::optional<Known<bool>> nm_reachable;
+    services::NmClient nm_client(im.opts.bus);
 
     out.interfaces.resize(nics.size());
     for (std::size_t i = 0; i < nics.size(); ++i) {
@@ -382,7 +376,7 @@ HealthRead SystemHealthReader::read(std::span<const NicState* const> nics,
             h.link_stats = Known<LinkStats>::none(
                 stats_why.empty() ? "no rtnetlink statistics for it" : stats_why);
         h.driver = im.driver_files(n);
-        im.foreign(n, h, nm_reachable);
+        im.foreign(n, h, nm_client);
     }
     return out;
 }

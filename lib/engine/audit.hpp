@@ -42,14 +42,14 @@ struct InterfaceAudit {
     NicState state;
     std::optional<ProfileChoice> profile;
     std::vector<Finding> findings;
-    std::shared_ptr<const InterfaceHealthReport> health;  // null: not checked
+    std::shared_ptr<const InterfaceHealthReport> health = nullptr;  // null: not checked
 };
 
 struct AuditReport {
     std::vector<InterfaceAudit> interfaces;
     SystemState system;
     std::vector<std::string> warnings;  // e.g. a profile file that does not load (skipped)
-    std::shared_ptr<const SystemHealthReport> health;  // null: not checked
+    std::shared_ptr<const SystemHealthReport> health = nullptr;  // null: not checked
 };
 
 // How well a profile's [match] fits a NIC: nullopt = it does not; 0 = the

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "backend/health.hpp"
-#include "sysinfo/cpulist.hpp"
+#include "model/cpulist.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -271,7 +271,11 @@ void check_counters(Ctx& c) {
             auto& t = kinds[std::string(s->kind)];
             t.standard += k.value;
             t.standard_rate += link_rates[k.name];
-            t.evidence.push_back(fmt::format("{} {} (rtnetlink)", k.name, group_digits(k.value)));
+            // Drivers that copy the kernel's counters into `ethtool -S` show the
+            // same name twice: the evidence names it once.
+            const std::string ev = fmt::format("{} {}", k.name, group_digits(k.value));
+            if (std::find(t.evidence.begin(), t.evidence.end(), ev) == t.evidence.end())
+                t.evidence.push_back(ev + " (rtnetlink)");
             if (t.meaning.empty()) t.meaning = std::string(s->meaning);
         }
     }
@@ -389,8 +393,8 @@ void check_irqs(Ctx& c) {
     std::optional<unsigned> only_cpu;
     bool all_one = queues.size() >= 2;
     for (const IrqInfo* q : queues) {
-        auto cpus = sysinfo::parse_cpulist(q->effective_affinity.empty() ? q->affinity
-                                                                         : q->effective_affinity);
+        auto cpus =
+            parse_cpulist(q->effective_affinity.empty() ? q->affinity : q->effective_affinity);
         if (!cpus || cpus->size() != 1 || (only_cpu && *only_cpu != cpus->front())) {
             all_one = false;
             break;
@@ -500,20 +504,20 @@ void check_cpu(Ctx& c) {
               std::string("performance"), g,
               fmt::format("scaling governor {} on the NIC's local CPUs {}: clocks ramp up only "
                           "after load arrives{}",
-                          g, sysinfo::format_cpulist(cpus), tuned_cover),
+                          g, format_cpulist(cpus), tuned_cover),
               tuned_fix);
     for (const auto& [e, cpus] : epps)
         c.add(latency ? Severity::Warn : Severity::Info, "health.cpu.epp",
               std::string("performance"), e,
-              fmt::format("energy_performance_preference {} on CPUs {}{}", e,
-                          sysinfo::format_cpulist(cpus), tuned_cover),
+              fmt::format("energy_performance_preference {} on CPUs {}{}", e, format_cpulist(cpus),
+                          tuned_cover),
               tuned_fix);
     if (latency && !deep.empty())
         c.add(Severity::Warn, "health.cpu.cstates", std::string("<= 20 us"),
               fmt::format("{} us", deepest),
               fmt::format("deep C-states are enabled on the NIC's local CPUs {} ({} wakes in {} "
                           "us) under latency profile {}{}",
-                          sysinfo::format_cpulist(deep), deepest_name, deepest,
+                          format_cpulist(deep), deepest_name, deepest,
                           c.hc.profile ? c.hc.profile->name : "?", tuned_cover),
               tuned_fix);
     if (latency && !governors.empty())
@@ -556,7 +560,8 @@ std::optional<Key> key_of(const std::string& path) {
 
 void check_foreign(Ctx& c, const ForeignConfig& f) {
     for (const auto& s : f.settings) {
-        const std::string where = f.source + (s.line ? ":" + std::to_string(s.line) : "");
+        const std::string where =
+            (s.file.empty() ? f.source : s.file) + (s.line ? ":" + std::to_string(s.line) : "");
         auto key = key_of(s.key);
         std::optional<std::string> want, have;
         if (key) {
@@ -717,7 +722,7 @@ std::vector<Finding> analyze_system_health(const SystemHealth& system, const Hea
             fmt::format("{} packets dropped {} because the backlog of CPUs {} was full "
                         "(net.core.netdev_max_backlog = {})",
                         sampled ? rate_text(drop_rate) + "/s" : group_digits(drops), since,
-                        sysinfo::format_cpulist(drop_cpus),
+                        format_cpulist(drop_cpus),
                         s.netdev_max_backlog ? std::to_string(*s.netdev_max_backlog) : "?"),
             fmt::format("raise net.core.netdev_max_backlog (e.g. {}) in a profile's [sysctl]",
                         std::max<uint64_t>(s.netdev_max_backlog.value_or(1000) * 4, 8192))});
@@ -728,7 +733,7 @@ std::vector<Finding> analyze_system_health(const SystemHealth& system, const Hea
             fmt::format("{} times {} the softirq on CPUs {} ran out of budget with packets left "
                         "(net.core.netdev_budget = {}, netdev_budget_usecs = {})",
                         sampled ? rate_text(squeeze_rate) + "/s" : group_digits(squeezes), since,
-                        sysinfo::format_cpulist(squeeze_cpus),
+                        format_cpulist(squeeze_cpus),
                         s.netdev_budget ? std::to_string(*s.netdev_budget) : "?",
                         s.netdev_budget_usecs ? std::to_string(*s.netdev_budget_usecs) : "?"),
             "if it grows with drops: raise net.core.netdev_budget (e.g. 600) and "

@@ -159,6 +159,7 @@ struct ForeignSetting {
     std::string value;       // as the other tool states it
     std::string source_key;  // the other tool's name for it ("MTUBytes", "ethtool.ring-rx")
     int line = 0;            // in the file, when it is one (0: not a file)
+    std::string file{};      // the file of `line` when not ForeignConfig::source (an include)
 };
 struct ForeignConfig {
     std::string tool;    // "systemd.link", "NetworkManager", "ifupdown", "tuned", "irqbalance"

@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
+#include "model/cpulist.hpp"
 #include "model/value_json.hpp"
-#include "sysinfo/cpulist.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
@@ -76,6 +76,7 @@ void foreign_json(JsonWriter& w, const ForeignConfig& f) {
         w.field("key", s.key);
         w.field("value", s.value);
         w.field("source_key", s.source_key);
+        w.field("file", s.file.empty() ? f.source : s.file);
         w.key("line");
         if (s.line)
             w.value(s.line);
@@ -104,11 +105,11 @@ void cpus_json(JsonWriter& w, const std::vector<CpuPower>& cpus) {
         w.key(k);
         w.begin_object();
         for (const auto& [v, list] : m)
-            w.field(v, sysinfo::format_cpulist(list));
+            w.field(v, format_cpulist(list));
         w.end_object();
     };
     w.begin_object();
-    w.field("cpulist", sysinfo::format_cpulist(all));
+    w.field("cpulist", format_cpulist(all));
     group("governor", gov);
     group("energy_performance_preference", epp);
     group("scaling_driver", drv);
@@ -118,7 +119,7 @@ void cpus_json(JsonWriter& w, const std::vector<CpuPower>& cpus) {
         w.begin_object();
         w.field("name", k.first);
         w.field("latency_us", k.second);
-        w.field("enabled_on", sysinfo::format_cpulist(list));
+        w.field("enabled_on", format_cpulist(list));
         w.end_object();
     }
     w.end_array();

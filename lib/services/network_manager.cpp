@@ -54,19 +54,15 @@ std::string nm_key(const std::string& group, const std::string& name) {
     return {};
 }
 
-Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname) {
-    std::string why;
-    auto conn = connect(opts, &why);
-    if (!conn) return Known<NmDevice>::none(why);
+namespace {
+
+// One device's answer over an open connection to NetworkManager (`owner`).
+Known<NmDevice> ask(sdbus::IConnection& conn, const std::string& owner, const BusOptions& opts,
+                    const std::string& ifname) {
     NmDevice d;
+    d.running = true;
     try {
-        auto owner = owner_of(*conn, kName);
-        if (!owner) {
-            d.detail = "NetworkManager is not running on " + bus_label(opts);
-            return Known<NmDevice>::of(std::move(d));
-        }
-        d.running = true;
-        auto nm = sdbus::createProxy(*conn, *owner, kPath);
+        auto nm = sdbus::createProxy(conn, owner, kPath);
         sdbus::ObjectPath dev;
         try {
             nm->callMethod("GetDeviceByIpIface")
@@ -80,7 +76,7 @@ Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname) {
             }
             throw;
         }
-        auto p = sdbus::createProxy(*conn, *owner, dev);
+        auto p = sdbus::createProxy(conn, owner, dev);
         const sdbus::Variant managed = p->getProperty("Managed").onInterface(kDevice);
         d.managed = managed.containsValueOfType<bool>() && managed.get<bool>();
         if (!d.managed) {
@@ -129,6 +125,39 @@ Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname) {
     } catch (const std::exception& e) {
         return Known<NmDevice>::none("NetworkManager on " + bus_label(opts) + ": " + e.what());
     }
+}
+
+}  // namespace
+
+NmClient::NmClient(BusOptions opts) : opts_(std::move(opts)) {}
+NmClient::~NmClient() = default;
+
+Known<NmDevice> NmClient::device(const std::string& ifname) {
+    if (!asked_) {
+        asked_ = true;
+        conn_ = connect(opts_, &why_);
+        if (conn_) {
+            try {
+                owner_ = owner_of(*conn_, kName);
+            } catch (const sdbus::Error& e) {
+                why_ = "NetworkManager on " + bus_label(opts_) + ": " + e.getName() + ": " +
+                       e.getMessage();
+                conn_.reset();
+            }
+        }
+    }
+    if (!conn_) return Known<NmDevice>::none(why_);
+    if (!owner_) {
+        NmDevice d;
+        d.detail = "NetworkManager is not running on " + bus_label(opts_);
+        return Known<NmDevice>::of(std::move(d));
+    }
+    return ask(*conn_, *owner_, opts_, ifname);
+}
+
+Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname) {
+    NmClient c(opts);
+    return c.device(ifname);
 }
 
 }  // namespace nictune::services

@@ -4,6 +4,7 @@
 // ActiveConnection, Device.GetAppliedConnection). Never activates it.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,24 @@ struct NmDevice {
 
 // Unknown only when the bus cannot be asked at all.
 Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname);
+
+// The same for many interfaces over one connection (an audit of hundreds
+// of links asks NetworkManager once each, not one connection each).
+class NmClient {
+  public:
+    explicit NmClient(BusOptions opts);
+    ~NmClient();
+    NmClient(const NmClient&) = delete;
+    NmClient& operator=(const NmClient&) = delete;
+    Known<NmDevice> device(const std::string& ifname);
+
+  private:
+    BusOptions opts_;
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::optional<std::string> owner_;  // NetworkManager's unique name
+    bool asked_ = false;
+    std::string why_;  // why there is no connection
+};
 
 // NetworkManager setting name -> nictune key ("802-3-ethernet.mtu" ->
 // "link.mtu", "ethtool.ring-rx" -> "rings.rx", "ethtool.feature-gro" ->

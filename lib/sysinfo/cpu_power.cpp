@@ -5,7 +5,7 @@
 #include <string>
 #include <system_error>
 
-#include "sysinfo/cpulist.hpp"
+#include "model/cpulist.hpp"
 #include "sysinfo/text_file.hpp"
 
 namespace nictune::sysinfo {

@@ -310,6 +310,8 @@ Result<void> source_glob(const std::string& pattern, const fs::path& base, Ifupd
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
         if (std::find(st.files.begin(), st.files.end(), f.string()) != st.files.end()) continue;
+        // Regular files only: a FIFO or a device would block or never end.
+        if (!fs::is_regular_file(f, ec)) continue;
         const auto t = detail::read_text_file(f, kMaxFile);
         if (!t.content) continue;
         if (auto r = walk_ifupdown(*t.content, f.string(), st, depth + 1); !r) return r;
@@ -321,6 +323,7 @@ Result<void> walk_ifupdown(std::string_view text, const std::string& file, Ifupd
                            int depth) {
     st.files.push_back(file);
     bool in_ours = false;
+    bool in_stanza = false;
     int lineno = 0;
     while (!text.empty()) {
         const auto nl = text.find('\n');
@@ -337,16 +340,17 @@ Result<void> walk_ifupdown(std::string_view text, const std::string& file, Ifupd
         const std::string_view first = w[0];
         if (first == "iface") {
             in_ours = w.size() > 1 && w[1] == st.ifname;
+            in_stanza = true;
             st.mentioned |= in_ours;
             continue;
         }
         if (first == "mapping" || first == "auto" || first.starts_with("allow-") ||
             first == "rename") {
-            in_ours = false;
+            in_ours = in_stanza = false;
             continue;
         }
         if (first == "source" || first == "source-directory") {
-            in_ours = false;
+            in_ours = in_stanza = false;
             if (w.size() > 1) {
                 auto r = source_glob(std::string(w[1]), fs::path(file).parent_path(), st, depth,
                                      first == "source-directory");
@@ -354,20 +358,23 @@ Result<void> walk_ifupdown(std::string_view text, const std::string& file, Ifupd
             }
             continue;
         }
-        if (!in_ours) continue;
-        const std::string cfg_file = file;
-        for (const auto& o : kIfupdownOpts)
-            if (first == o.name && w.size() > 1)
-                put(st.cfg.settings, ForeignSetting{std::string(o.key), onoff(w[1]),
-                                                    file + ": " + std::string(o.name), lineno});
-        if (first == "pre-up" || first == "up" || first == "post-up") {
+        // A command in any stanza may set this interface ("post-up ethtool
+        // -G p4p2 ..." under p4p1); the options belong to their own stanza.
+        if (in_stanza && (first == "pre-up" || first == "up" || first == "post-up")) {
             const auto cmd = line.substr(line.find(first) + first.size());
             for (auto& s : settings_of_command(cmd, st.ifname)) {
-                s.source_key = file + ": " + std::string(first) + " " + s.source_key;
+                s.source_key = std::string(first) + " " + s.source_key;
                 s.line = lineno;
+                s.file = file;
+                st.mentioned = true;
                 put(st.cfg.settings, std::move(s));
             }
         }
+        if (!in_ours) continue;
+        for (const auto& o : kIfupdownOpts)
+            if (first == o.name && w.size() > 1)
+                put(st.cfg.settings, ForeignSetting{std::string(o.key), onoff(w[1]),
+                                                    std::string(o.name), lineno, file});
     }
     return {};
 }
@@ -448,6 +455,8 @@ Result<std::optional<TunedProfileConf>> read_tuned_profile(const std::vector<fs:
         while (!current.empty() && current.back() == ' ')
             current.pop_back();
     }
+    // A name that is not a plain profile name found nothing.
+    if (out.file.empty()) return std::optional<TunedProfileConf>{};
     return std::optional<TunedProfileConf>{std::move(out)};
 }
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <system_error>
 
-#include "sysinfo/cpulist.hpp"
+#include "model/cpulist.hpp"
 #include "sysinfo/sysfs.hpp"
 #include "sysinfo/text_file.hpp"
 
@@ -112,6 +112,7 @@ Known<PcieLink> read_pcie(const fs::path& dir) {
                 link.port_interfaces.push_back(std::move(n));
         }
         std::sort(link.port_functions.begin(), link.port_functions.end());
+        std::sort(link.port_interfaces.begin(), link.port_interfaces.end());
     }
     if (link.port_functions.empty()) link.port_functions.push_back(link.function);
     return Known<PcieLink>::of(std::move(link));

@@ -1,11 +1,9 @@
-#include "sysinfo/cpulist.hpp"
+#include "model/cpulist.hpp"
 
 #include <algorithm>
 #include <charconv>
 
-#include "sysinfo/text_file.hpp"
-
-namespace nictune::sysinfo {
+namespace nictune {
 namespace {
 
 std::optional<unsigned> number(std::string_view s) {
@@ -19,7 +17,10 @@ std::optional<unsigned> number(std::string_view s) {
 }  // namespace
 
 std::optional<std::vector<unsigned>> parse_cpulist(std::string_view text) {
-    text = detail::trim(text);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\t'))
+        text.remove_suffix(1);
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+        text.remove_prefix(1);
     std::vector<unsigned> out;
     while (!text.empty()) {
         const auto comma = text.find(',');
@@ -57,4 +58,4 @@ std::string format_cpulist(const std::vector<unsigned>& cpus) {
     return out;
 }
 
-}  // namespace nictune::sysinfo
+}  // namespace nictune

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nictune::sysinfo {
+namespace nictune {
 
 // Sorted, without duplicates. nullopt for anything that is not a CPU list
 // (an empty string is the empty list). CPU numbers above kMaxCpu are refused.
@@ -16,4 +16,4 @@ std::optional<std::vector<unsigned>> parse_cpulist(std::string_view text);
 // The kernel's form: ranges joined by commas.
 std::string format_cpulist(const std::vector<unsigned>& cpus);
 
-}  // namespace nictune::sysinfo
+}  // namespace nictune
