@@ -503,6 +503,8 @@ TEST(SystemHealthReader, ReadsTheFixtureMachine) {
     EXPECT_EQ((*h.irqs)[0].node, 0);
     EXPECT_EQ((*h.irqs)[2].count, 3000U);
     EXPECT_FALSE((*h.irqs)[3].queue);  // "p4p1": the link vector
+    EXPECT_EQ((*h.irqs)[3].affinity, "0-7");
+    EXPECT_EQ((*h.irqs)[3].effective_affinity, "0");
     ASSERT_TRUE(h.numa.known());
     EXPECT_EQ(h.numa->node, 1);
     ASSERT_TRUE(h.cpus.known());
