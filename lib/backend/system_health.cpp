@@ -273,7 +273,12 @@ struct SystemHealthReader::Impl {
     }
 
     void foreign(const NicState& n, InterfaceHealth& h, services::NmClient& nm_client) {
-        if (opts.udev) {
+        std::error_code ec;
+        const fs::path record = opts.udev_data_dir / ("n" + std::to_string(n.id.ifindex));
+        if (opts.udev && !fs::exists(record, ec)) {
+            h.foreign_unknown.push_back("systemd.link: udev has no record of " + n.id.name + " (" +
+                                        record.string() + ")");
+        } else if (opts.udev) {
             auto file = sysinfo::udev_property(n.id.name, "ID_NET_LINK_FILE");
             if (file.known()) {
                 const auto t = sysinfo::detail::read_text_file(*file, 1024 * 1024);
