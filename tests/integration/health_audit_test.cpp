@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "integration/daemon_harness.hpp"
 #include "support/dbus.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
@@ -274,6 +275,28 @@ TEST(HealthHost, DriverOnDiskAgreesWithModinfo) {
     if (!std::string(trim(src.out)).empty()) {
         EXPECT_EQ(d.at("disk_srcversion").get<std::string>(), std::string(trim(src.out)));
     }
+}
+
+// Through nictuned: the health object comes in the daemon's report as in a
+// direct run, and --no-health reaches it as the flag "health" = false.
+TEST(HealthDaemon, AuditOverDbusCarriesHealthAndItsFlags) {
+    std::string skip;
+    DaemonHarness h({{"small", "[link]\nmtu = 1400\n"}}, "", &skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    ASSERT_TRUE(h.ok());
+    ASSERT_EQ(h.ns().exec("ip link add name hd0 type veth peer name hd1").status, 0);
+    ASSERT_TRUE(h.start_daemon());
+    auto r = h.ctl({"audit", "hd0", "--json"});
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    const auto with = iface(parse_json(r.out), "hd0");
+    ASSERT_TRUE(with.at("health").is_object()) << r.out.substr(0, 500);
+    EXPECT_TRUE(with.at("health").at("counters").at("kernel").is_object());
+    auto n = h.ctl({"audit", "hd0", "--json", "--no-health"});
+    ASSERT_TRUE(n.status == 0 || n.status == 1) << n.err;
+    EXPECT_TRUE(iface(parse_json(n.out), "hd0").at("health").is_null());
+    auto t = h.ctl({"audit", "hd0", "--json", "--rtt-ms", "5"});
+    ASSERT_TRUE(t.status == 0 || t.status == 1) << t.err;
+    EXPECT_EQ(parse_json(t.out).at("health").at("rtt_ms"), 5.0);
 }
 
 // irqbalance and NetworkManager asked over D-Bus, here stand-ins on a
