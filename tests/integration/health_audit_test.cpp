@@ -12,10 +12,12 @@
 #include <set>
 #include <sstream>
 
+#include "engine/health.hpp"
 #include "integration/daemon_harness.hpp"
 #include "support/dbus.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "sysinfo/kmod.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::test {
@@ -275,6 +277,58 @@ TEST(HealthHost, DriverOnDiskAgreesWithModinfo) {
     if (!std::string(trim(src.out)).empty()) {
         EXPECT_EQ(d.at("disk_srcversion").get<std::string>(), std::string(trim(src.out)));
     }
+}
+
+// libkmod against modinfo on a modules tree the test builds: a module with
+// a .modinfo section under updates/, indexed by depmod. The loaded ixgbe
+// of the fixture sysfs is 4.4.0-k: the finding says reload or reboot.
+TEST(HealthKmod, TheDiskCopyIsWhatModinfoSaysAndAStaleOneIsFound) {
+    for (const char* tool : {"gcc", "depmod", "modinfo"})
+        if (!have_program(tool)) GTEST_SKIP() << "needs " << tool;
+    char tmpl[] = "/tmp/nictune-kmod-XXXXXX";
+    const std::filesystem::path root = mkdtemp(tmpl);
+    const std::string rel = "6.1.0-nictune-test";
+    const auto dir = root / "lib" / "modules" / rel / "updates" / "drivers" / "net";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream c(root / "m.c");
+        for (const char* kv :
+             {"version=5.3.6", "srcversion=0123456789ABCDEF0123456", "name=ixgbe", "license=GPL"})
+            c << "__attribute__((section(\".modinfo\"), used, aligned(1))) static const char m"
+              << std::hash<std::string>{}(kv) % 100000 << "[] = \"" << kv << "\";\n";
+    }
+    ASSERT_EQ(run({"gcc", "-c", "-o", (dir / "ixgbe.ko").string(), (root / "m.c").string()}).status,
+              0);
+    ASSERT_EQ(run({"depmod", "-b", root.string(), rel}).status, 0);
+    sysinfo::KmodOptions o;
+    o.modules_dir = root / "lib" / "modules" / rel;
+    o.sysfs_root = std::string(NICTUNE_TEST_DATA) + "/health/sysfs";
+    o.initramfs = root / "no-initrd";
+    sysinfo::ModuleFiles m(o);
+    auto d = m.read("ixgbe");
+    ASSERT_TRUE(d.known()) << d.unknown;
+    auto modinfo = [&](std::vector<std::string> extra) {
+        std::vector<std::string> argv = {"modinfo", "-b", root.string(), "-k", rel};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return std::string(trim(run(argv).out));
+    };
+    EXPECT_EQ(d->disk_path, modinfo({"-n", "ixgbe"}));
+    EXPECT_EQ(d->disk_version, modinfo({"-F", "version", "ixgbe"}));
+    EXPECT_EQ(d->disk_srcversion, modinfo({"-F", "srcversion", "ixgbe"}));
+    EXPECT_EQ(d->loaded_version, "4.4.0-k");
+    InterfaceHealth h;
+    h.driver = d;
+    NicState nic;
+    nic.id.name = "p4p1";
+    auto a = analyze_health(nic, h, {}, {});
+    bool stale = false;
+    for (const auto& f : a.findings)
+        if (f.key == "health.driver.stale")
+            stale = f.message.find("ixgbe 5.3.6 is installed at " + *d->disk_path +
+                                   " (srcversion 0123456789ABCDEF0123456) but 4.4.0-k is loaded") !=
+                    std::string::npos;
+    EXPECT_TRUE(stale);
+    std::filesystem::remove_all(root);
 }
 
 // Through nictuned: the health object comes in the daemon's report as in a
