@@ -466,7 +466,10 @@ std::string interface_health_text(const Json& iface, const Label& label) {
                 v.push_back(x.get<std::string>());
             return v.empty() ? std::string("-") : join(v, " ");
         };
-        line("modes", "advertised " + list("advertised") + "; partner " + list("partner"));
+        if (at(m, "supported").empty() && at(m, "advertised").empty())
+            line("modes", "not reported by the driver");
+        else
+            line("modes", "advertised " + list("advertised") + "; partner " + list("partner"));
     }
     if (!at(h, "carrier_changes").is_null())
         line("carrier", fmt::format("{} changes since boot", num(h.at("carrier_changes"))));
