@@ -291,6 +291,10 @@ def scenario_audit(ctx, n):
         sub.append(f"ip -j link show dev {name}")
     variants = {
         "nictune": nictune,
+        # Issue 14: the health checks are on by default; without them, and
+        # the floor that also reads what they read (floor.cpp --health).
+        "nictune, no health": [f"rc=0,1 {ctl} --profiles-dir {REPO}/profiles audit --all --json --no-health"],
+        "floor + health reads": [f"{ctx.bin('nictune_bench_floor')} --skip-stats --health"],
         # Exactly as typed: no --profiles-dir, so it first tries nictuned on
         # the system bus and finds no shipped profiles under /usr/local/share.
         "nictune, as typed": [f"rc=0,1 {ctl} audit --all --json"],
@@ -304,6 +308,8 @@ def scenario_audit(ctx, n):
     inproc = json.loads(run(ctx.ns.exec([ctx.bin("nictune_bench_floor"), "--repeat", "30"])).stdout)
     inproc_skip = json.loads(run(ctx.ns.exec([ctx.bin("nictune_bench_floor"), "--repeat", "30",
                                               "--skip-stats"])).stdout)
+    inproc_health = json.loads(run(ctx.ns.exec([ctx.bin("nictune_bench_floor"), "--repeat", "30",
+                                                "--skip-stats", "--health"])).stdout)
     res, reps = time_variants(ctx, variants, reps_for(ctx, n))
     # What nictune reported: every interface, as many as the floor saw.
     out = run(ctx.ns.exec([ctl, "--profiles-dir", f"{REPO}/profiles", "audit", "--all", "--json"]),
@@ -320,6 +326,7 @@ def scenario_audit(ctx, n):
         "floor_messages": inproc["messages"],
         "floor_parts_us": inproc["part_median_us"],
         "floor_skip_stats_parts_us": inproc_skip["part_median_us"],
+        "floor_health_parts_us": inproc_health["part_median_us"],
         "subprocess_processes": len(sub),
         "variants": res,
     }

@@ -7,7 +7,7 @@
 // name and index, no profiles, no report. Run it inside the network namespace
 // to measure (`ip netns exec NS nictune_bench_floor`).
 //
-//   nictune_bench_floor [--repeat R] [--skip-stats]
+//   nictune_bench_floor [--repeat R] [--skip-stats] [--health]
 //   nictune_bench_floor --set MTU RX TX GRO TSO
 //
 // --set is the apply floor instead: one link dump and one CHANNELS and
@@ -15,6 +15,12 @@
 // then the MTU, channels (RX/TX 0: the maxima) and features (rx-gro,
 // tx-tcp-segmentation: on|off) of every link but lo, pipelined per family
 // (floor_sets.hpp); no state, no verification, no report.
+//
+// --health adds what audit's health checks read, in the cheapest form: one
+// RTM_GETSTATS dump (IFLA_STATS_LINK_64 only), the driver statistics of every
+// link (ETHTOOL_GSSET_INFO, GSTRINGS, GSTATS), the link mode names
+// (STRSET), /proc/interrupts and /proc/net/softnet_stat once, and each link's
+// carrier_changes in sysfs.
 //
 // R = 0: start-up only, no round. --skip-stats asks the link dump for no
 // statistics (IFLA_EXT_MASK RTEXT_FILTER_SKIP_STATS): nictune reads none, and
@@ -41,6 +47,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,8 +63,9 @@ struct Totals {
     std::size_t links = 0;
     std::size_t messages = 0;
     std::size_t drvinfo = 0;
-    // Time of each part of the round (us): link dump, the six ethtool dumps, ioctls.
-    double part_us[8] = {};
+    // Time of each part of the round (us): link dump, the six ethtool dumps,
+    // ioctls; with --health: RTM_GETSTATS, statistics ioctls, procfs, sysfs.
+    double part_us[12] = {};
 };
 
 struct Link {
@@ -167,9 +176,86 @@ nlmsghdr* genl_request(Sock& s, uint16_t type, uint16_t flags, uint8_t cmd, uint
     return nlh;
 }
 
+std::size_t slurp_size(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return s.size();
+}
+
+// What the health checks read beyond the six families (see --health).
+void health_reads(Totals& t, const std::vector<Link>& links, Sock& gen, uint16_t family) {
+    {
+        Sock rt(NETLINK_ROUTE);
+        nlmsghdr* nlh = mnl_nlmsg_put_header(rt.buf());
+        nlh->nlmsg_type = RTM_GETSTATS;
+        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+        nlh->nlmsg_seq = rt.next_seq();
+        auto* ifsm =
+            static_cast<if_stats_msg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(if_stats_msg)));
+        ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
+        const double s0 = now_us();
+        rt.run(nlh, count_msg, &t);
+        t.part_us[8] = now_us() - s0;
+    }
+    {
+        const double s0 = now_us();
+        nlmsghdr* nlh = genl_request(gen, family, NLM_F_REQUEST | NLM_F_ACK, ETHTOOL_MSG_STRSET_GET,
+                                     ETHTOOL_GENL_VERSION);
+        nlattr* hdr = mnl_attr_nest_start(nlh, ETHTOOL_A_STRSET_HEADER);
+        mnl_attr_nest_end(nlh, hdr);
+        nlattr* sets = mnl_attr_nest_start(nlh, ETHTOOL_A_STRSET_STRINGSETS);
+        nlattr* set = mnl_attr_nest_start(nlh, ETHTOOL_A_STRINGSETS_STRINGSET);
+        mnl_attr_put_u32(nlh, ETHTOOL_A_STRINGSET_ID, ETH_SS_LINK_MODES);
+        mnl_attr_nest_end(nlh, set);
+        mnl_attr_nest_end(nlh, sets);
+        gen.run(nlh, count_msg, &t);
+        t.part_us[8] += now_us() - s0;
+    }
+    const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    std::vector<unsigned char> buf(1 << 20);
+    const double s0 = now_us();
+    for (const Link& l : links) {
+        ifreq ifr{};
+        std::strncpy(ifr.ifr_name, l.name.c_str(), IFNAMSIZ - 1);
+        alignas(8) unsigned char info[sizeof(ethtool_sset_info) + 4]{};
+        auto* si = reinterpret_cast<ethtool_sset_info*>(info);
+        si->cmd = ETHTOOL_GSSET_INFO;
+        si->sset_mask = 1ULL << ETH_SS_STATS;
+        ifr.ifr_data = reinterpret_cast<char*>(info);
+        if (ioctl(fd, SIOCETHTOOL, &ifr) != 0 || !(si->sset_mask & (1ULL << ETH_SS_STATS)))
+            continue;
+        uint32_t n = 0;
+        std::memcpy(&n, info + sizeof(ethtool_sset_info), 4);
+        if (sizeof(ethtool_gstrings) + std::size_t{n} * ETH_GSTRING_LEN > buf.size()) continue;
+        auto* gs = reinterpret_cast<ethtool_gstrings*>(buf.data());
+        gs->cmd = ETHTOOL_GSTRINGS;
+        gs->string_set = ETH_SS_STATS;
+        gs->len = n;
+        ifr.ifr_data = reinterpret_cast<char*>(gs);
+        if (ioctl(fd, SIOCETHTOOL, &ifr) != 0) continue;
+        auto* st = reinterpret_cast<ethtool_stats*>(buf.data());
+        st->cmd = ETHTOOL_GSTATS;
+        st->n_stats = n;
+        ifr.ifr_data = reinterpret_cast<char*>(st);
+        if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) ++t.messages;
+    }
+    t.part_us[9] = now_us() - s0;
+    close(fd);
+    const double p0 = now_us();
+    t.messages += slurp_size("/proc/interrupts") > 0;
+    t.messages += slurp_size("/proc/net/softnet_stat") > 0;
+    t.part_us[10] = now_us() - p0;
+    const double f0 = now_us();
+    for (const Link& l : links)
+        t.messages += slurp_size("/sys/class/net/" + l.name + "/carrier_changes") > 0;
+    t.part_us[11] = now_us() - f0;
+}
+
 // `for_apply`: only what a transaction that sets MTU, channels and features
 // must read first (the links, CHANNELS, FEATURES), no driver identity.
-Totals one_round(bool skip_stats, bool for_apply = false, std::vector<Link>* out = nullptr) {
+Totals one_round(bool skip_stats, bool for_apply = false, std::vector<Link>* out = nullptr,
+                 bool health = false) {
     Totals t;
     std::vector<Link> links;
 
@@ -242,6 +328,7 @@ Totals one_round(bool skip_stats, bool for_apply = false, std::vector<Link>* out
     }
     t.part_us[7] = now_us() - s0;
     close(fd);
+    if (health) health_reads(t, links, gen, family);
     return t;
 }
 
@@ -279,12 +366,15 @@ int apply_floor(const bench::SetValues& asked) {
 int main(int argc, char** argv) {
     int repeat = 1;
     bool skip_stats = false;
+    bool health = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--repeat" && i + 1 < argc) {
             repeat = std::atoi(argv[++i]);
         } else if (a == "--skip-stats") {
             skip_stats = true;
+        } else if (a == "--health") {
+            health = true;
         } else if (a == "--set" && i + 5 < argc) {
             bench::SetValues v;
             v.mtu = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
@@ -295,7 +385,7 @@ int main(int argc, char** argv) {
             return apply_floor(v);
         } else {
             std::fprintf(stderr,
-                         "usage: nictune_bench_floor [--repeat R] [--skip-stats]\n"
+                         "usage: nictune_bench_floor [--repeat R] [--skip-stats] [--health]\n"
                          "       nictune_bench_floor --set MTU RX TX GRO TSO  (RX/TX 0: max; "
                          "GRO/TSO on|off)\n");
             return 2;
@@ -303,11 +393,11 @@ int main(int argc, char** argv) {
     }
     if (repeat < 0 || repeat > 100000) repeat = 1;
     std::vector<double> us;
-    std::vector<std::vector<double>> parts(8);
+    std::vector<std::vector<double>> parts(health ? 12 : 8);
     Totals t;
     for (int r = 0; r < repeat; ++r) {
         const double t0 = now_us();
-        t = one_round(skip_stats);
+        t = one_round(skip_stats, false, nullptr, health);
         us.push_back(now_us() - t0);
         for (std::size_t k = 0; k < parts.size(); ++k)
             parts[k].push_back(t.part_us[k]);
@@ -317,8 +407,9 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < us.size(); ++i)
         std::printf("%s%.1f", i ? ", " : "", us[i]);
     // The median of each part over the rounds.
-    constexpr const char* kParts[] = {"RTM_GETLINK", "LINKMODES", "COALESCE", "RINGS",
-                                      "CHANNELS",    "FEATURES",  "PAUSE",    "GDRVINFO"};
+    constexpr const char* kParts[] = {
+        "RTM_GETLINK", "LINKMODES",           "COALESCE", "RINGS",  "CHANNELS", "FEATURES", "PAUSE",
+        "GDRVINFO",    "RTM_GETSTATS+STRSET", "GSTATS",   "procfs", "sysfs"};
     std::printf("], \"part_median_us\": {");
     for (std::size_t k = 0; k < parts.size(); ++k) {
         auto& p = parts[k];

@@ -196,19 +196,34 @@ struct AuditArgs {
     bool json = false;
     bool all = false;
     bool verbose = false;
+    // Health checks (engine/health.hpp).
+    bool no_health = false;
+    double sample = 0;  // seconds; 0: totals only
+    double rtt_ms = kDefaultRttMs;
 };
 
 int cmd_audit(const Globals& g, const AuditArgs& a) {
     std::string why;
     Result<Json> report = fail(Errc::Internal, "", "no report");
-    if (auto c = daemon(g, &why)) {
-        report = c->audit(a.interfaces, a.profile, a.all);
+    // A sample waits between two reads: done in this process, so that
+    // nictuned's event loop never sleeps for a client.
+    std::unique_ptr<dbus::Client> client = a.sample > 0 ? nullptr : daemon(g, &why);
+    if (client) {
+        dbus::AuditFlags flags;
+        flags.health = !a.no_health;
+        if (a.rtt_ms != kDefaultRttMs) flags.rtt_ms = a.rtt_ms;
+        report = client->audit(a.interfaces, a.profile, a.all, flags);
     } else {
         // Read-only: the kernel answers anyone, so no daemon is needed.
         auto direct = open_direct(g);
         if (!direct) return report_error(direct.error());
-        AuditRequest req{a.interfaces, a.all,
-                         a.profile.empty() ? std::nullopt : std::optional(a.profile)};
+        AuditRequest req;
+        req.interfaces = a.interfaces;
+        req.include_virtual = a.all;
+        if (!a.profile.empty()) req.profile = a.profile;
+        req.health = !a.no_health;
+        if (a.sample > 0) req.sample_seconds = a.sample;
+        req.rtt_ms = a.rtt_ms;
         auto r = direct->manager->audit(req);
         if (!r) return report_error(r.error());
         if (a.json) {
@@ -218,11 +233,7 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
                 *r, [](std::string_view part) { std::fwrite(part.data(), 1, part.size(), stdout); },
                 64 * 1024);
             std::fputc('\n', stdout);
-            uint64_t problems = 0;
-            for (const auto& i : r->interfaces)
-                for (const auto& f : i.findings)
-                    problems += f.severity >= Severity::Warn;
-            return problems > 0 ? kFindings : kOk;
+            return has_problems(*r) ? kFindings : kOk;
         }
         report = report::audit_json(*r);
     }
@@ -563,6 +574,19 @@ int run(int argc, char** argv) {
     audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
     audit_cmd->add_flag("--all", audit.all, "Without IFACE: include virtual interfaces too");
     audit_cmd->add_flag("-v,--verbose", audit.verbose, "Show fixed features too");
+    audit_cmd->add_flag("--no-health", audit.no_health,
+                        "Leave out the health checks (PCIe, counters, IRQs, CPU, other tools)");
+    audit_cmd
+        ->add_option("--sample", audit.sample,
+                     "Read the counters twice, SECONDS apart, and report rates (read in this "
+                     "process, also when nictuned runs)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.0, kMaxSampleSeconds));
+    audit_cmd
+        ->add_option("--rtt-ms", audit.rtt_ms,
+                     "Round-trip time the socket-buffer check assumes (default 1 ms, a LAN)")
+        ->type_name("MS")
+        ->check(CLI::Range(0.001, 10000.0));
 
     ApplyArgs apply;
     auto* apply_cmd = app.add_subcommand(

@@ -13,6 +13,8 @@
 
 namespace nictune {
 
+class HealthReader;
+
 // An interface as a transaction addresses it: by ifindex, with its name for
 // messages (a rename between plan and apply is caught by the ifindex).
 struct NicRef {
@@ -137,6 +139,11 @@ class Backend {
             out.missing.push_back(w.nic.name);
         return out;
     }
+
+    // What the health checks read beyond the six sections (backend/
+    // health.hpp); nullptr: this backend has none (audits then leave
+    // health out).
+    virtual HealthReader* health() { return nullptr; }
 };
 
 // Reads the interfaces `req` names that are still there. One request for

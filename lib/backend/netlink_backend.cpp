@@ -557,6 +557,11 @@ Backend::Observed NetlinkBackend::observed(std::span<const ObserveRequest> wante
     return out;
 }
 
+HealthReader* NetlinkBackend::health() {
+    if (!health_) health_ = std::make_unique<SystemHealthReader>(opts_.health);
+    return health_.get();
+}
+
 Result<void> NetlinkBackend::set_sysctl(const std::string& name, const std::string& value) {
     return procsys_.write(name, value);
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "backend/backend.hpp"
+#include "backend/system_health.hpp"
 #include "ethnl/socket.hpp"
 #include "rtnl/link.hpp"
 #include "sysinfo/drvinfo.hpp"
@@ -36,6 +37,8 @@ struct NetlinkBackendOptions {
     // notifications (observe_changes). Notifications that do not fit are
     // lost, and verification reads instead; tests shrink it to get there.
     int observe_queue_bytes = rtnl::Socket::kDefaultEventQueueBytes;
+    // Where the health checks read (tests point them at fixture trees).
+    HealthOptions health;
     // Test hook: runs after the link list is known and before the devices
     // are read (lets a test remove an interface in between).
     std::function<void(const std::vector<std::string>& names)> after_list;
@@ -59,6 +62,8 @@ class NetlinkBackend final : public Backend {
 
     bool observe_changes(bool on) override;
     Observed observed(std::span<const ObserveRequest> wanted) override;
+    // Opened on first use: audits that leave health out never pay for it.
+    HealthReader* health() override;
 
     // The running kernel's feature names (profiles may use names newer than
     // the built-in list).
@@ -100,6 +105,7 @@ class NetlinkBackend final : public Backend {
     sysinfo::Sysfs sysfs_;
     sysinfo::Hwdb hwdb_;
     sysinfo::ProcSys procsys_;
+    std::unique_ptr<SystemHealthReader> health_;
 };
 
 }  // namespace nictune

@@ -93,9 +93,12 @@ std::unique_ptr<Client> Client::connect(const std::string& address, std::string*
 Client::~Client() = default;
 
 Result<nlohmann::json> Client::audit(const std::vector<std::string>& interfaces,
-                                     const std::string& profile, bool all) {
+                                     const std::string& profile, bool all,
+                                     const AuditFlags& extra) {
     return call(*conn_, "Audit", [&](ManagerProxy& p) {
         std::map<std::string, sdbus::Variant> flags{{"all", sdbus::Variant(all)}};
+        if (!extra.health) flags.emplace("health", sdbus::Variant(false));
+        if (extra.rtt_ms) flags.emplace("rtt_ms", sdbus::Variant(*extra.rtt_ms));
         return std::get<1>(p.Audit(interfaces, profile, flags));
     });
 }

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,13 @@ class IConnection;
 
 namespace nictune::dbus {
 
+// Audit's optional flags beyond "all"; only those that differ from the
+// defaults are sent, so that an older nictuned still answers.
+struct AuditFlags {
+    bool health = true;
+    std::optional<double> rtt_ms;
+};
+
 class Client {
   public:
     // Connects to the bus (`address` empty: the system bus, honouring
@@ -26,7 +34,8 @@ class Client {
     ~Client();
 
     Result<nlohmann::json> audit(const std::vector<std::string>& interfaces,
-                                 const std::string& profile, bool all);
+                                 const std::string& profile, bool all,
+                                 const AuditFlags& extra = {});
     Result<nlohmann::json> plan(const std::string& profile,
                                 const std::vector<std::string>& interfaces, bool force);
     Result<nlohmann::json> apply(const std::string& profile,

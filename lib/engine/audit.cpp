@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/health.hpp"
 #include "engine/plan.hpp"
 #include "engine/resolve.hpp"
 #include "engine/translate.hpp"
@@ -348,6 +349,7 @@ Result<AuditReport> run_audit(Backend& backend, const profile::Store& store, con
     AuditContext ctx{&facts, &report.system, u.release};
     for (auto& a : report.interfaces)
         a.findings = audit_interface(a.state, a.profile ? a.profile->profile.get() : nullptr, ctx);
+    if (req.health) add_health(backend, facts, req, report);
     return report;
 }
 
@@ -359,6 +361,7 @@ Severity worst_severity(std::span<const Finding> findings) {
 }
 
 bool has_problems(const AuditReport& report) {
+    if (report.health && worst_severity(report.health->findings) >= Severity::Warn) return true;
     return std::any_of(
         report.interfaces.begin(), report.interfaces.end(),
         [](const InterfaceAudit& i) { return worst_severity(i.findings) >= Severity::Warn; });

@@ -35,16 +35,21 @@ struct ProfileChoice {
     std::string reason;  // "named with --profile", "matches driver ixgbe, pci id 8086:10fb"
 };
 
+struct InterfaceHealthReport;  // engine/health.hpp
+struct SystemHealthReport;
+
 struct InterfaceAudit {
     NicState state;
     std::optional<ProfileChoice> profile;
     std::vector<Finding> findings;
+    std::shared_ptr<const InterfaceHealthReport> health = nullptr;  // null: not checked
 };
 
 struct AuditReport {
     std::vector<InterfaceAudit> interfaces;
     SystemState system;
     std::vector<std::string> warnings;  // e.g. a profile file that does not load (skipped)
+    std::shared_ptr<const SystemHealthReport> health = nullptr;  // null: not checked
 };
 
 // How well a profile's [match] fits a NIC: nullopt = it does not; 0 = the
@@ -66,10 +71,21 @@ struct AuditContext {
 std::vector<Finding> audit_interface(const NicState& state, const Profile* profile,
                                      const AuditContext& ctx);
 
+// The round-trip time the socket-buffer check assumes when none is given:
+// a LAN across a data centre (a direct 10G link is 0.05-0.2 ms).
+inline constexpr double kDefaultRttMs = 1.0;
+// The longest --sample accepted.
+inline constexpr double kMaxSampleSeconds = 3600;
+
 struct AuditRequest {
     std::vector<std::string> interfaces;  // empty: all device-backed interfaces
     bool include_virtual = false;         // with no names: also software links
     std::optional<std::string> profile;   // audit against this profile; else the best match
+    // Health checks (engine/health.hpp): on unless turned off.
+    bool health = true;
+    // Read the counters twice, this many seconds apart, and report rates.
+    std::optional<double> sample_seconds;
+    double rtt_ms = kDefaultRttMs;
 };
 
 // Reads the interfaces and the system, picks profiles and computes findings.

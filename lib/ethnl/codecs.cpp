@@ -225,11 +225,19 @@ Result<std::vector<uint32_t>> read_words(const nlattr* a, uint32_t nbits, std::s
     return out;
 }
 
-// One ETHTOOL_A_BITSET_* nest. Compact form: SIZE + VALUE (+ MASK) as u32
-// words; verbose form: SIZE + BITS with one BIT nest per listed bit. With a
-// mask (no NOMASK flag) only masked bits count, and in verbose form a listed
-// bit is set only if it carries the VALUE flag.
-Result<Bitset> decode_bitset(const nlattr* nest, std::string_view context, std::string_view what) {
+// One ETHTOOL_A_BITSET_* nest, its value and mask apart. Compact form:
+// SIZE + VALUE (+ MASK) as u32 words; verbose form: SIZE + BITS with one BIT
+// nest per listed bit, the listed bits being the mask and those carrying the
+// VALUE flag the value. NOMASK: no mask (every bit of the value counts).
+struct ValueMask {
+    uint32_t nbits = 0;
+    std::vector<uint32_t> value;
+    std::vector<uint32_t> mask;
+    bool nomask = false;
+};
+
+Result<ValueMask> decode_value_mask(const nlattr* nest, std::string_view context,
+                                    std::string_view what) {
     auto attrs = nest_attrs(nest, context, {what, "bitset"});
     if (!attrs) return std::unexpected(attrs.error());
     const nlattr* size = attrs->find(ETHTOOL_A_BITSET_SIZE);
@@ -238,18 +246,19 @@ Result<Bitset> decode_bitset(const nlattr* nest, std::string_view context, std::
     if (!nbits) return std::unexpected(nbits.error());
     if (*nbits > kMaxBitsetBits)
         return corrupt(context, fmt::format("{} bitset size {} is implausible", what, *nbits));
-    const bool nomask = attrs->find(ETHTOOL_A_BITSET_NOMASK) != nullptr;
-
-    Bitset out{*nbits, std::vector<uint32_t>(words_for(*nbits))};
+    ValueMask out{*nbits, std::vector<uint32_t>(words_for(*nbits)),
+                  std::vector<uint32_t>(words_for(*nbits)),
+                  attrs->find(ETHTOOL_A_BITSET_NOMASK) != nullptr};
     if (const nlattr* value = attrs->find(ETHTOOL_A_BITSET_VALUE)) {
         auto v = read_words(value, *nbits, context, {what, "bitset value"});
         if (!v) return std::unexpected(v.error());
-        out.bits = std::move(*v);
-        if (const nlattr* mask = attrs->find(ETHTOOL_A_BITSET_MASK); mask && !nomask) {
+        out.value = std::move(*v);
+        if (const nlattr* mask = attrs->find(ETHTOOL_A_BITSET_MASK); mask && !out.nomask) {
             auto m = read_words(mask, *nbits, context, {what, "bitset mask"});
             if (!m) return std::unexpected(m.error());
-            for (std::size_t i = 0; i < out.bits.size(); ++i)
-                out.bits[i] &= (*m)[i];
+            out.mask = std::move(*m);
+        } else {
+            out.nomask = true;
         }
     } else if (const nlattr* bits = attrs->find(ETHTOOL_A_BITSET_BITS)) {
         auto list = nest_attrs(bits, context, {what, "bitset bits"});
@@ -266,12 +275,29 @@ Result<Bitset> decode_bitset(const nlattr* nest, std::string_view context, std::
             if (*i >= *nbits)
                 return corrupt(context, fmt::format("{} bitset bit {} is beyond its size {}", what,
                                                     *i, *nbits));
-            if (nomask || fields->find(ETHTOOL_A_BITSET_BIT_VALUE) != nullptr)
-                set_bit(out.bits, *i);
+            set_bit(out.mask, *i);
+            if (out.nomask || fields->find(ETHTOOL_A_BITSET_BIT_VALUE) != nullptr)
+                set_bit(out.value, *i);
         }
+    } else {
+        out.nomask = true;
     }
     // Bits beyond the size are not part of the set.
-    if (*nbits % 32 != 0) out.bits.back() &= (1U << (*nbits % 32)) - 1;
+    if (*nbits % 32 != 0) {
+        out.value.back() &= (1U << (*nbits % 32)) - 1;
+        out.mask.back() &= (1U << (*nbits % 32)) - 1;
+    }
+    return out;
+}
+
+// The bits that are set: with a mask only masked bits count.
+Result<Bitset> decode_bitset(const nlattr* nest, std::string_view context, std::string_view what) {
+    auto vm = decode_value_mask(nest, context, what);
+    if (!vm) return std::unexpected(vm.error());
+    Bitset out{vm->nbits, std::move(vm->value)};
+    if (!vm->nomask)
+        for (std::size_t i = 0; i < out.bits.size(); ++i)
+            out.bits[i] &= vm->mask[i];
     return out;
 }
 
@@ -436,7 +462,10 @@ Result<FeaturesReply> decode_features(const nlmsghdr* nlh) {
     return out;
 }
 
-Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh) {
+namespace {
+
+// The names of string set `id` in a STRSET reply; `what` names it in errors.
+Result<StringSetReply> decode_strings(const nlmsghdr* nlh, uint32_t set_id, std::string_view what) {
     const char* context = "ethtool STRSET reply";
     auto cmd = genl_cmd(nlh, context);
     if (!cmd) return std::unexpected(cmd.error());
@@ -444,6 +473,17 @@ Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh) {
         return corrupt(context, fmt::format("message command {} is not a STRSET reply", *cmd));
     auto attrs = top_attrs(nlh, context);
     if (!attrs) return std::unexpected(attrs.error());
+    Header header;
+    if (const nlattr* h = attrs->find(ETHTOOL_A_STRSET_HEADER)) {
+        // Per-device sets name their device; global ones may not.
+        auto attrs_h = nest_attrs(h, context, {"header"});
+        if (!attrs_h) return std::unexpected(attrs_h.error());
+        if (const nlattr* idx = attrs_h->find(ETHTOOL_A_HEADER_DEV_INDEX)) {
+            auto v = need<uint32_t>(idx, context, {"header", "ETHTOOL_A_HEADER_DEV_INDEX"});
+            if (!v) return std::unexpected(v.error());
+            header.ifindex = static_cast<int>(*v);
+        }
+    }
     const nlattr* sets = attrs->find(ETHTOOL_A_STRSET_STRINGSETS);
     if (sets == nullptr) return corrupt(context, "reply has no string sets");
     auto set_list = nest_attrs(sets, context, {"string sets"});
@@ -457,48 +497,110 @@ Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh) {
         if (id == nullptr) return corrupt(context, "string set has no id");
         auto idv = need<uint32_t>(id, context, {"string set id"});
         if (!idv) return std::unexpected(idv.error());
-        if (*idv != ETH_SS_FEATURES) continue;
+        if (*idv != set_id) continue;
 
         const nlattr* count = fields->find(ETHTOOL_A_STRINGSET_COUNT);
-        if (count == nullptr) return corrupt(context, "feature string set has no count");
-        auto n = need<uint32_t>(count, context, {"feature string set count"});
+        if (count == nullptr)
+            return corrupt(context, fmt::format("{} string set has no count", what));
+        auto n = need<uint32_t>(count, context, {what, "string set count"});
         if (!n) return std::unexpected(n.error());
         // A count beyond what the message could hold is corrupt, not a reason
         // to allocate gigabytes.
         if (*n > nlh->nlmsg_len)
-            return corrupt(context, fmt::format("feature string set count {} exceeds the "
+            return corrupt(context, fmt::format("{} string set count {} exceeds the "
                                                 "message size",
-                                                *n));
+                                                what, *n));
         FeatureNames names(*n);
         const nlattr* strings = fields->find(ETHTOOL_A_STRINGSET_STRINGS);
         if (strings == nullptr) {
-            if (*n == 0) return names;
-            return corrupt(context, "feature string set has no strings");
+            if (*n == 0) return StringSetReply{header.ifindex, std::move(names)};
+            return corrupt(context, fmt::format("{} string set has no strings", what));
         }
-        auto list = nest_attrs(strings, context, {"feature strings"});
+        auto list = nest_attrs(strings, context, {what, "strings"});
         if (!list) return std::unexpected(list.error());
         for (const nlattr* s : *list) {
             if (attr_type(s) != ETHTOOL_A_STRINGS_STRING) continue;
-            auto entry = nest_attrs(s, context, {"feature string"});
+            auto entry = nest_attrs(s, context, {what, "string"});
             if (!entry) return std::unexpected(entry.error());
             const nlattr* index = entry->find(ETHTOOL_A_STRING_INDEX);
             const nlattr* value = entry->find(ETHTOOL_A_STRING_VALUE);
             if (index == nullptr || value == nullptr)
-                return corrupt(context, "feature string without index or value");
-            auto i = need<uint32_t>(index, context, {"feature string index"});
+                return corrupt(context, fmt::format("{} string without index or value", what));
+            auto i = need<uint32_t>(index, context, {what, "string index"});
             if (!i) return std::unexpected(i.error());
             if (*i >= *n)
-                return corrupt(context, fmt::format("feature string index {} is beyond the "
+                return corrupt(context, fmt::format("{} string index {} is beyond the "
                                                     "count {}",
-                                                    *i, *n));
+                                                    what, *i, *n));
             auto text = attr_str(value);
             if (!text)
-                return corrupt(context, fmt::format("feature string {} is not NUL-terminated", *i));
+                return corrupt(context,
+                               fmt::format("{} string {} is not NUL-terminated", what, *i));
             names[*i] = *text;
         }
-        return names;
+        return StringSetReply{header.ifindex, std::move(names)};
     }
-    return corrupt(context, "reply has no feature string set");
+    return corrupt(context, fmt::format("reply has no {} string set", what));
+}
+
+}  // namespace
+
+Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh) {
+    auto r = decode_strings(nlh, ETH_SS_FEATURES, "feature");
+    if (!r) return std::unexpected(r.error());
+    return std::move(r->names);
+}
+
+Result<StringSetReply> decode_string_set(const nlmsghdr* nlh, uint32_t id) {
+    return decode_strings(nlh, id, id == ETH_SS_LINK_MODES ? "link mode" : "string");
+}
+
+Result<LinkModeBits> decode_link_mode_bits(const nlmsghdr* nlh) {
+    const char* context = reply_context(Section::Link);
+    auto cmd = genl_cmd(nlh, context);
+    if (!cmd) return std::unexpected(cmd.error());
+    if (section_of_kernel_msg(*cmd) != Section::Link)
+        return corrupt(context, fmt::format("message command {} is not a LINKMODES reply or "
+                                            "notification",
+                                            *cmd));
+    auto attrs = top_attrs(nlh, context);
+    if (!attrs) return std::unexpected(attrs.error());
+    LinkModeBits out;
+    bool have_header = false;
+    for (const nlattr* a : *attrs) {
+        switch (attr_type(a)) {
+            case ETHTOOL_A_LINKMODES_HEADER: {
+                auto h = decode_header(a, context);
+                if (!h) return std::unexpected(h.error());
+                out.ifindex = h->ifindex;
+                have_header = true;
+                break;
+            }
+            case ETHTOOL_A_LINKMODES_OURS: {
+                auto vm = decode_value_mask(a, context, "ours");
+                if (!vm) return std::unexpected(vm.error());
+                out.nbits = std::max(out.nbits, vm->nbits);
+                // The kernel sends advertised as the value, supported as the mask.
+                out.advertised = vm->value;
+                out.supported = vm->nomask ? vm->value : vm->mask;
+                out.have_ours = true;
+                break;
+            }
+            case ETHTOOL_A_LINKMODES_PEER: {
+                auto vm = decode_value_mask(a, context, "peer");
+                if (!vm) return std::unexpected(vm.error());
+                out.nbits = std::max(out.nbits, vm->nbits);
+                out.peer = std::move(vm->value);
+                break;
+            }
+            default:
+                break;
+        }
+    }
+    if (!have_header) return corrupt(context, "reply has no header");
+    for (auto* map : {&out.supported, &out.advertised, &out.peer})
+        map->resize(words_for(out.nbits));
+    return out;
 }
 
 void put_header(nlmsghdr* nlh, uint16_t attr, int ifindex, uint32_t flags) {

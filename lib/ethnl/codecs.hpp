@@ -45,6 +45,25 @@ FeatureSet to_feature_set(FeaturesReply&& r, std::shared_ptr<const FeatureNames>
 // STRSET_GET_REPLY for ETH_SS_FEATURES: names indexed by bit.
 Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh);
 
+// A STRSET reply's set `id`: its names and, for per-device sets, the device.
+struct StringSetReply {
+    int ifindex = 0;  // 0: a global set
+    FeatureNames names;
+};
+Result<StringSetReply> decode_string_set(const nlmsghdr* nlh, uint32_t id);
+
+// The bitsets of a LINKMODES reply (decode_settings takes its scalars):
+// supported and advertised from ETHTOOL_A_LINKMODES_OURS (its mask and its
+// value), the link partner's from ETHTOOL_A_LINKMODES_PEER. Indexed like
+// the ETH_SS_LINK_MODES names.
+struct LinkModeBits {
+    int ifindex = 0;
+    uint32_t nbits = 0;
+    bool have_ours = false;
+    std::vector<uint32_t> supported, advertised, peer;
+};
+Result<LinkModeBits> decode_link_mode_bits(const nlmsghdr* nlh);
+
 // Message commands of each family.
 uint8_t get_cmd(Section s);  // ETHTOOL_MSG_*_GET
 uint8_t set_cmd(Section s);  // ETHTOOL_MSG_*_SET

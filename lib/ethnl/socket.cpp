@@ -439,6 +439,32 @@ Result<std::shared_ptr<const FeatureNames>> Socket::feature_names() {
     return feature_names_;
 }
 
+Result<std::shared_ptr<const FeatureNames>> Socket::global_strings(uint32_t set_id) {
+    for (const auto& [id, names] : global_strings_)
+        if (id == set_id) return names;
+    alignas(nlmsghdr) std::array<char, kRequestBufferSize> req;
+    nlmsghdr* nlh = start_request(req.data(), family_, NLM_F_REQUEST | NLM_F_ACK,
+                                  ETHTOOL_MSG_STRSET_GET, ETHTOOL_GENL_VERSION);
+    put_header(nlh, ETHTOOL_A_STRSET_HEADER, 0, 0);
+    nlattr* sets = mnl_attr_nest_start(nlh, ETHTOOL_A_STRSET_STRINGSETS);
+    nlattr* set = mnl_attr_nest_start(nlh, ETHTOOL_A_STRINGSETS_STRINGSET);
+    mnl_attr_put_u32(nlh, ETHTOOL_A_STRINGSET_ID, set_id);
+    mnl_attr_nest_end(nlh, set);
+    mnl_attr_nest_end(nlh, sets);
+    std::optional<FeatureNames> names;
+    auto r = run(nlh, [&](const nlmsghdr* reply) -> Result<void> {
+        auto decoded = decode_string_set(reply, set_id);
+        if (!decoded) return std::unexpected(decoded.error());
+        names = std::move(decoded->names);
+        return {};
+    });
+    if (!r) return std::unexpected(r.error());
+    if (!names) return fail(Errc::Internal, describe(nlh), "the kernel sent no string set");
+    auto shared = std::make_shared<const FeatureNames>(std::move(*names));
+    global_strings_.emplace_back(set_id, shared);
+    return shared;
+}
+
 Result<void> Socket::subscribe_monitor(int queue_bytes) {
     const char* context = "ethtool netlink: join the \"monitor\" group";
     if (monitor_group_ == 0)

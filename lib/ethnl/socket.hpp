@@ -64,6 +64,8 @@ class Socket {
     // The kernel's feature names (string set ETH_SS_FEATURES), read once and
     // cached for the life of the socket.
     Result<std::shared_ptr<const FeatureNames>> feature_names();
+    // Another global string set (ETH_SS_LINK_MODES, ...), read once and cached.
+    Result<std::shared_ptr<const FeatureNames>> global_strings(uint32_t set_id);
 
     // Joins the "monitor" multicast group; notifications are then read with
     // receive_notifications() on fd(). Use a socket of its own for the monitor:
@@ -89,6 +91,7 @@ class Socket {
     uint16_t family_ = 0;
     uint32_t monitor_group_ = 0;
     std::shared_ptr<const FeatureNames> feature_names_;
+    std::vector<std::pair<uint32_t, std::shared_ptr<const FeatureNames>>> global_strings_;
     std::unique_ptr<char[]> buf_;  // >= 32 KiB receive buffer (dumps come in 32 KiB chunks)
 };
 

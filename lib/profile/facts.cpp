@@ -273,6 +273,47 @@ Result<void> parse_rows(const toml::node& v, const std::string& file, const std:
         out.push_back(std::move(*row));
     }
     return {};
+// [[DRIVER.counters]] {name, kind, meaning, source}: the health checks'
+// table, parsed apart from the settings' keys.
+Result<std::vector<CounterFact>> parse_counters(const toml::node& n, const std::string& file,
+                                                const std::string& what) {
+    auto arr = n.as_array();
+    if (!arr)
+        return invalid(n.source(), file,
+                       what + ": expected an array of tables {name, kind, meaning, source}");
+    std::vector<CounterFact> out;
+    for (const auto& el : *arr) {
+        auto t = el.as_table();
+        if (!t)
+            return invalid(el.source(), file,
+                           what + ": expected a table {name, kind, meaning, source}");
+        CounterFact c;
+        for (auto&& [k, v] : *t) {
+            auto str = get_string(v, file, what + "." + std::string(k.str()));
+            if (!str) return std::unexpected(str.error());
+            if (k.str() == "name")
+                c.name = *str;
+            else if (k.str() == "kind")
+                c.kind = *str;
+            else if (k.str() == "meaning")
+                c.meaning = *str;
+            else if (k.str() == "source")
+                c.source = *str;
+            else
+                return invalid(k.source(), file, what + ": unknown key " + quote(k.str()));
+        }
+        if (c.name.empty()) return invalid(el.source(), file, what + ": 'name' is required");
+        if (!valid_counter_kind(c.kind))
+            return invalid(el.source(), file,
+                           what + ": kind " + quote(c.kind) +
+                               " is not one of rx_no_buffer, rx_dropped, crc, pause_rx, "
+                               "pause_tx, tx_timeout, alloc_fail");
+        if (c.source.empty())
+            return invalid(el.source(), file,
+                           what + ": 'source' is required (cite where it comes from)");
+        out.push_back(std::move(c));
+    }
+    return out;
 }
 
 }  // namespace
@@ -377,6 +418,17 @@ std::string DriverFacts::accepts_text(Section s) const {
                ")";
     }
     return driver + ": nictune's driver table says nothing about [" + sec + "]";
+bool valid_counter_kind(std::string_view kind) {
+    for (std::string_view k :
+         {"rx_no_buffer", "rx_dropped", "crc", "pause_rx", "pause_tx", "tx_timeout", "alloc_fail"})
+        if (kind == k) return true;
+    return false;
+}
+
+const CounterFact* DriverFacts::counter(std::string_view name) const {
+    for (const auto& c : counters)
+        if (glob_match(c.name, name)) return &c;
+    return nullptr;
 }
 
 Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& file) {
@@ -447,6 +499,10 @@ Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& fil
                     if (!bv) return std::unexpected(bv.error());
                     f.bad_versions.push_back(std::move(*bv));
                 }
+            } else if (key == "counters") {
+                auto c = parse_counters(v, file, what);
+                if (!c) return std::unexpected(c.error());
+                f.counters = std::move(*c);
             } else {
                 return invalid(k.source(), file,
                                "unknown key " + quote(key) + " in [" + f.driver + "]");

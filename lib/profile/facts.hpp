@@ -72,6 +72,16 @@ struct ResetRow {
         what;  // setting paths ("link.mtu", "features.rx-lro") or sections ("rings")
     std::string source;
 };
+// What one of the driver's own statistics (`ethtool -S` name) means to the
+// health checks (engine/health.cpp), with where that comes from.
+struct CounterFact {
+    std::string name;  // a glob for per-queue counters: "rx_queue_*_drops"
+    std::string kind;  // rx_no_buffer, rx_dropped, crc, pause_rx, pause_tx, tx_timeout, alloc_fail
+    std::string meaning;
+    std::string source;
+};
+// The kinds a CounterFact may have.
+bool valid_counter_kind(std::string_view kind);
 
 struct DriverFacts {
     std::string driver;
@@ -106,6 +116,9 @@ struct DriverFacts {
     [[nodiscard]] std::optional<bool> resets(const std::string& setting_path) const;
     // "ixgbe accepts only rx_usecs, tx_usecs (SOURCE)" / "veth has no coalesce SET (SOURCE)"
     [[nodiscard]] std::string accepts_text(Section s) const;
+    // Health checks: the meaning of its statistics.
+    std::vector<CounterFact> counters;
+    [[nodiscard]] const CounterFact* counter(std::string_view name) const;
 };
 
 class FactsBook {

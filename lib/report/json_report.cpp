@@ -3,6 +3,7 @@
 #include <array>
 
 #include "model/value_json.hpp"
+#include "report/health_report.hpp"
 #include "util/json_writer.hpp"
 
 namespace nictune::report {
@@ -44,23 +45,6 @@ void section(JsonWriter& w, const NicState& st, Section s, const KeyCache& keys)
             json_value(w, scalar_of(k.key, *v));
         }
     }
-    w.end_object();
-}
-
-void finding(JsonWriter& w, const Finding& f) {
-    w.begin_object();
-    w.field("severity", severity_name(f.severity));
-    w.field("key", f.key);
-    w.key("expected");
-    json_value(w, f.expected);
-    w.key("actual");
-    json_value(w, f.actual);
-    w.field("message", f.message);
-    w.key("fix");
-    if (f.fix.empty())
-        w.null();
-    else
-        w.value(f.fix);
     w.end_object();
 }
 
@@ -133,8 +117,13 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
     w.key("findings");
     w.begin_array();
     for (const auto& f : a.findings)
-        finding(w, f);
+        write_finding(w, f);
     w.end_array();
+    w.key("health");
+    if (a.health)
+        write_interface_health(w, *a.health);
+    else
+        w.null();
     w.end_object();
 }
 
@@ -177,6 +166,14 @@ void write_audit_json(const AuditReport& r, const std::function<void(std::string
     for (const auto& v : r.system.sysctl)
         w.field(v.name, v.value);
     w.end_object();
+    w.key("health");
+    if (r.health) {
+        write_system_health(w, *r.health);
+        for (const auto& f : r.health->findings)
+            ++counts[static_cast<int>(f.severity)];
+    } else {
+        w.null();
+    }
     w.key("summary");
     w.begin_object();
     w.field("info", counts[0]);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "model/schema.hpp"
+#include "report/health_report.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
@@ -89,6 +90,8 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
             if (a.is_string()) alts.push_back(a.get<std::string>());
         line(out, s, "altnames", {join(alts, " ")});
     }
+    if (const std::string v = verdict_text(i); !v.empty())
+        out += fmt::format("  {} {}\n", s.label("verdict"), v);
     if (!str(i, "vendor").empty() || !str(i, "model").empty())
         out += fmt::format("  {} {} {}\n", s.label("model"), str(i, "vendor"), str(i, "model"));
     std::vector<std::string> ident;
@@ -169,6 +172,8 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     }
     section_line(out, s, i, Section::Pause);
 
+    out += interface_health_text(i, [&](std::string_view n) { return s.label(n); });
+
     const Json& prof = i.contains("profile") ? i.at("profile") : Json();
     if (prof.is_object())
         out += fmt::format("  {} {} ({})\n", s.label("profile"), str(prof, "name"),
@@ -221,6 +226,14 @@ std::string audit_text(const Json& r, const TextOptions& opts) {
                 fmt::format("  {} {} = {}\n", first ? s.label("sysctl") : fmt::format("{:<10}", ""),
                             name, v.get<std::string>());
             first = false;
+        }
+    out += system_health_text(r, [&](std::string_view n) { return s.label(n); });
+    if (r.contains("health") && r.at("health").is_object())
+        for (const auto& x : r.at("health").value("findings", Json::array())) {
+            out += fmt::format("    {} {}: {}\n", s.sev(str(x, "severity")), str(x, "key"),
+                               str(x, "message"));
+            if (!str(x, "fix").empty())
+                out += fmt::format("         {} {}\n", s.dim("fix:"), str(x, "fix"));
         }
     if (r.contains("warnings"))
         for (const auto& w : r.at("warnings"))

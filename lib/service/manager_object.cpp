@@ -1,5 +1,6 @@
 #include "service/manager_object.hpp"
 
+#include "engine/health.hpp"
 #include "report/json_report.hpp"
 #include "report/plan_report.hpp"
 #include "service/log.hpp"
@@ -56,6 +57,28 @@ void check_flags(const std::map<std::string, sdbus::Variant>& flags,
             throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
                                "unknown flag " + quote(k.substr(0, 64)));
     }
+}
+
+// Audit's health flags: "health" (b, default true), "rtt_ms" (d). "sample"
+// is refused: it would make the event loop sleep for one client;
+// nictunectl samples in its own process.
+void apply_health_flags(const std::map<std::string, sdbus::Variant>& flags, AuditRequest& req) {
+    if (flags.contains("health")) req.health = flag(flags, "health");
+    if (auto it = flags.find("rtt_ms"); it != flags.end()) {
+        if (!it->second.containsValueOfType<double>())
+            throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                               "flag 'rtt_ms' must be a double");
+        const double v = it->second.get<double>();
+        if (!(v >= 0.001 && v <= 10000))
+            throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                               "flag 'rtt_ms' must be in 0.001..10000");
+        req.rtt_ms = v;
+    }
+    if (flags.contains("sample"))
+        throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
+                           "flag 'sample' is not taken over D-Bus: a sample would stop nictuned "
+                           "for its length; run nictunectl audit --sample, which samples in its "
+                           "own process");
 }
 
 // Runs a handler body; anything but sdbus::Error becomes a D-Bus error here.
@@ -126,18 +149,25 @@ std::tuple<ManagerObject::Findings, std::string> ManagerObject::Audit(
     const std::vector<std::string>& interfaces, const std::string& profile, const Flags& flags) {
     return guarded("Audit", [&] {
         check_interfaces(interfaces);
-        check_flags(flags, {"all"});
+        check_flags(flags, {"all", "health", "rtt_ms", "sample"});
         if (!profile.empty()) check_profile_name(profile);
         AuditRequest req;
         req.interfaces = interfaces;
         req.include_virtual = flag(flags, "all");
         if (!profile.empty()) req.profile = profile;
+        apply_health_flags(flags, req);
         auto r = manager_.audit(req);
         if (!r) throw to_dbus_error(r.error());
         Findings out;
         for (const auto& a : r->interfaces)
             for (const auto& f : a.findings)
                 out.emplace_back(a.state.id.name, severity_name(f.severity), text(f.key),
+                                 text(to_string(f.expected)), text(to_string(f.actual)),
+                                 text(f.message), text(f.fix));
+        // The machine's own (softnet, irqbalance): no interface.
+        if (r->health)
+            for (const auto& f : r->health->findings)
+                out.emplace_back("", severity_name(f.severity), text(f.key),
                                  text(to_string(f.expected)), text(to_string(f.actual)),
                                  text(f.message), text(f.fix));
         return std::tuple{std::move(out), report::audit_json_text(*r)};

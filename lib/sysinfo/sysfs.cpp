@@ -22,14 +22,6 @@ bool valid_ifname(std::string_view name) {
     return name.size() < IFNAMSIZ && detail::safe_component(name);
 }
 
-// sysfs marks a PCI device with a `subsystem` link to .../bus/pci.
-bool is_pci_device(const fs::path& dir) {
-    std::error_code ec;
-    const fs::path target = fs::read_symlink(dir / "subsystem", ec);
-    if (ec) return false;
-    return target.filename() == "pci" && target.parent_path().filename() == "bus";
-}
-
 std::string lower(std::string s) {
     std::ranges::transform(s, s.begin(),
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -74,14 +66,28 @@ bool Sysfs::has_device(std::string_view ifname) const {
 }
 
 std::optional<PciInfo> Sysfs::pci_for(std::string_view ifname) const {
+    auto dir = pci_function_dir(root_, ifname);
+    if (!dir) return std::nullopt;
+    return read_pci(*dir);
+}
+
+// sysfs marks a PCI device with a `subsystem` link to .../bus/pci.
+bool is_pci_device(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(dir / "subsystem", ec);
+    if (ec) return false;
+    return target.filename() == "pci" && target.parent_path().filename() == "bus";
+}
+
+std::optional<fs::path> pci_function_dir(const fs::path& root, std::string_view ifname) {
     if (!valid_ifname(ifname)) return std::nullopt;
     std::error_code ec;
-    fs::path dir = fs::canonical(root_ / "class" / "net" / ifname / "device", ec);
+    fs::path dir = fs::canonical(root / "class" / "net" / ifname / "device", ec);
     if (ec) return std::nullopt;
-    const fs::path top = fs::canonical(root_, ec);
+    const fs::path top = fs::canonical(root, ec);
     if (ec) return std::nullopt;
     for (int i = 0; i < kMaxWalk && dir != top && dir.has_relative_path(); ++i) {
-        if (is_pci_device(dir)) return read_pci(dir);
+        if (is_pci_device(dir)) return dir;
         dir = dir.parent_path();
     }
     return std::nullopt;

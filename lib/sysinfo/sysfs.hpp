@@ -37,6 +37,14 @@ class Sysfs {
     std::unordered_map<std::string, std::optional<std::string>> module_versions_;
 };
 
+// Whether a sysfs device directory is a PCI device (its `subsystem` link
+// points to .../bus/pci).
+bool is_pci_device(const std::filesystem::path& dir);
+// The PCI function directory behind /sys/class/net/<ifname>/device (the
+// nearest PCI device walking up), canonical; absent when there is none.
+std::optional<std::filesystem::path> pci_function_dir(const std::filesystem::path& root,
+                                                      std::string_view ifname);
+
 // "KEY=value" lines of a uevent file -> value of KEY.
 std::optional<std::string> uevent_value(std::string_view uevent, std::string_view key);
 

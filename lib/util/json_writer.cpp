@@ -1,6 +1,8 @@
 #include "util/json_writer.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 
 #include "util/strings.hpp"
 
@@ -177,6 +179,17 @@ void JsonWriter::value(int64_t n) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof buf, n);
     out_.append(buf, r.ptr);
+}
+
+void JsonWriter::value(double d) {
+    item();
+    if (!std::isfinite(d)) {
+        out_ += "null";
+        return;
+    }
+    char buf[32];
+    const int n = std::snprintf(buf, sizeof buf, "%.6g", d);
+    out_.append(buf, static_cast<std::size_t>(n));
 }
 
 void JsonWriter::null() {

@@ -36,6 +36,9 @@ class JsonWriter {
     void value(uint64_t n);
     void value(int64_t n);
     void value(int n) { value(static_cast<int64_t>(n)); }
+    void value(unsigned n) { value(static_cast<uint64_t>(n)); }
+    // Finite numbers with up to 6 significant digits; NaN and inf as null.
+    void value(double d);
     void null();
     template <class T>
     void value(const std::optional<T>& v) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <libmnl/libmnl.h>
+#include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
@@ -20,11 +21,18 @@
 
 #include "engine/state_store.hpp"
 #include "ethnl/codecs.hpp"
+#include "model/cpulist.hpp"
 #include "model/nic_state.hpp"
 #include "model/schema.hpp"
 #include "profile/facts.hpp"
 #include "profile/loader.hpp"
 #include "rtnl/link.hpp"
+#include "rtnl/stats.hpp"
+#include "sysinfo/ethtool_stats.hpp"
+#include "sysinfo/foreign_config.hpp"
+#include "sysinfo/ini.hpp"
+#include "sysinfo/kmod.hpp"
+#include "sysinfo/procfs.hpp"
 #include "util/strings.hpp"
 #include "watch/config.hpp"
 
@@ -491,7 +499,140 @@ bool rtnl_target(Bytes in) {
     return true;
 }
 
-constexpr std::array<Target, 6> kTargets = {{
+// ---- health: the text parsers (the first byte chooses)
+
+// "file:line", the form every health text parser's errors take.
+void check_file_line(const Error& e, std::string_view file) {
+    check(!e.message.empty(), "'{}': error without a message", e.context);
+    check(e.context == file || e.context.starts_with(std::string(file) + ":"),
+          "'{}': {}: the context does not name {}", e.context, e.message, file);
+}
+
+bool health_target(Bytes in) {
+    if (in.empty()) return false;
+    const std::string_view text(reinterpret_cast<const char*>(in.data() + 1), in.size() - 1);
+    switch (in[0] % 8) {
+        case 0: {
+            auto t = sysinfo::parse_interrupts(text);
+            if (!t) {
+                check_file_line(t.error(), "/proc/interrupts");
+                return false;
+            }
+            check(!t->cpus.empty(), "an interrupt table without CPUs");
+            for (const auto& l : t->lines) {
+                check(l.per_cpu.size() == t->cpus.size(), "IRQ {}: {} counts for {} CPUs", l.irq,
+                      l.per_cpu.size(), t->cpus.size());
+                check(t->find(l.irq) == &l, "IRQ {} not found by number", l.irq);
+            }
+            return true;
+        }
+        case 1: {
+            auto t = sysinfo::parse_softnet(text);
+            if (!t) {
+                check_file_line(t.error(), "/proc/net/softnet_stat");
+                return false;
+            }
+            return true;
+        }
+        case 2: {
+            auto c = sysinfo::parse_link_file(text, "f.link");
+            if (!c) {
+                check_file_line(c.error(), "f.link");
+                return false;
+            }
+            for (const auto& st : c->settings) {
+                check(st.line >= 1, "{}: no line", st.key);
+                check(!st.value.empty(), "{}: empty value", st.key);
+            }
+            return true;
+        }
+        case 3: {
+            auto c = sysinfo::parse_ifupdown(text, "interfaces", "p4p1");
+            if (!c) {
+                check_file_line(c.error(), "interfaces");
+                return false;
+            }
+            return c->has_value();
+        }
+        case 4: {
+            auto e = sysinfo::parse_ini(text, "f.conf");
+            if (!e) {
+                check_file_line(e.error(), "f.conf");
+                return false;
+            }
+            for (const auto& x : *e)
+                check(!x.section.empty() && !x.key.empty(), "an entry without section or key");
+            return true;
+        }
+        case 5: {
+            auto l = parse_cpulist(text);
+            if (!l) return false;
+            check(std::is_sorted(l->begin(), l->end()), "an unsorted CPU list");
+            const auto again = parse_cpulist(format_cpulist(*l));
+            check(again && *again == *l, "a CPU list does not survive format and parse");
+            return true;
+        }
+        case 6: {
+            auto scan = sysinfo::scan_cpio(text, "ixgbe");
+            check(scan.compressed_at == std::string::npos || scan.compressed_at < text.size(),
+                  "compressed part at {} of {} bytes", scan.compressed_at, text.size());
+            (void)sysinfo::initramfs_format(text);
+            return !scan.modules.empty();
+        }
+        default: {
+            const auto names =
+                sysinfo::parse_gstrings(text, static_cast<uint32_t>(text.size() / 8));
+            for (const auto& n : names)
+                check(n.size() <= 32 && n.find('\0') == std::string::npos, "a bad name");
+            return !names.empty();
+        }
+    }
+}
+
+// ---- health: rtnetlink statistics, link mode bitsets, string sets
+
+bool healthnl_target(Bytes in) {
+    if (in.empty()) return false;
+    const Message msg(in.subspan(1));
+    if (!msg.usable()) return false;
+    switch (in[0] % 4) {
+        case 0: {
+            auto r = rtnl::decode_stats(msg.nlh());
+            if (!r) {
+                check_decode_error(r.error());
+                return false;
+            }
+            check(r->ifindex > 0, "statistics for ifindex {}", r->ifindex);
+            return true;
+        }
+        case 1: {
+            auto r = ethnl::decode_link_mode_bits(msg.nlh());
+            if (!r) {
+                check_decode_error(r.error());
+                return false;
+            }
+            const std::size_t words = (std::size_t{r->nbits} + 31) / 32;
+            check(r->supported.size() == words && r->advertised.size() == words &&
+                      r->peer.size() == words,
+                  "link mode maps not {} words wide", words);
+            return true;
+        }
+        default: {
+            auto r =
+                ethnl::decode_string_set(msg.nlh(), in[0] % 4 == 2 ? uint32_t{ETH_SS_FEATURES}
+                                                                   : uint32_t{ETH_SS_LINK_MODES});
+            if (!r) {
+                check_decode_error(r.error());
+                return false;
+            }
+            check(r->names.size() <= msg.nlh()->nlmsg_len, "{} names from {} bytes",
+                  r->names.size(), msg.nlh()->nlmsg_len);
+            return true;
+        }
+    }
+}
+
+constexpr std::array<Target, 8> kTargets = {{
     {"profile", profile_target, "profile::parse"},
     {"config", config_target, "parse_config (nictune.toml)"},
     {"facts", facts_target, "FactsBook::parse (driver-facts.toml)"},
@@ -500,6 +641,12 @@ constexpr std::array<Target, 6> kTargets = {{
      "ethnl::decode_settings (link, coalesce, rings, channels, pause), decode_features, "
      "decode_feature_strings; the first byte chooses"},
     {"rtnl", rtnl_target, "rtnl::decode_link"},
+    {"health", health_target,
+     "parse_interrupts, parse_softnet, parse_link_file, parse_ifupdown, parse_ini, "
+     "parse_cpulist, scan_cpio, parse_gstrings; the first byte chooses"},
+    {"healthnl", healthnl_target,
+     "rtnl::decode_stats, ethnl::decode_link_mode_bits, decode_string_set; the first byte "
+     "chooses"},
 }};
 
 }  // namespace

@@ -324,6 +324,28 @@ TEST_F(BadInputTest, EveryBadCallGetsANamedErrorAndChangesNothing) {
          "org.freedesktop.DBus.Error.PropertyReadOnly",
          ""},
 
+        // Audit's health flags (issue 14).
+        {"Audit: the sample flag is refused",
+         "Audit",
+         {"assa{sv}", "1", "bi0", "", "1", "sample", "d", "5"},
+         kInvalidArgument,
+         "nictunectl audit --sample"},
+        {"Audit: rtt_ms of the wrong type",
+         "Audit",
+         {"assa{sv}", "1", "bi0", "", "1", "rtt_ms", "s", "fast"},
+         kInvalidArgument,
+         "'rtt_ms' must be a double"},
+        {"Audit: rtt_ms out of range",
+         "Audit",
+         {"assa{sv}", "1", "bi0", "", "1", "rtt_ms", "d", "0"},
+         kInvalidArgument,
+         "0.001..10000"},
+        {"Audit: health not a boolean",
+         "Audit",
+         {"assa{sv}", "1", "bi0", "", "1", "health", "s", "no"},
+         kInvalidArgument,
+         "must be a boolean"},
+
         // Interface names.
         {"Audit: 1 MB interface name",
          "Audit",

@@ -1,0 +1,44 @@
+// The HealthReader over the real machine: sysfs (PCIe, NUMA, MSI vectors,
+// cpufreq, cpuidle, carrier changes), procfs (/proc/interrupts, softnet,
+// IRQ affinity, sysctls), ethtool netlink (LINKMODES bitsets and their
+// names), the ETHTOOL_GSTATS ioctl, rtnetlink RTM_GETSTATS, libkmod, udev's
+// record (sd-device) and D-Bus (systemd for irqbalance, NetworkManager).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/health.hpp"
+#include "services/bus.hpp"
+#include "sysinfo/kmod.hpp"
+
+namespace nictune {
+
+struct HealthOptions {
+    std::filesystem::path sysfs_root = "/sys";
+    std::filesystem::path proc_root = "/proc";
+    std::filesystem::path ifupdown_file = "/etc/network/interfaces";
+    std::vector<std::filesystem::path> tuned_dirs = {"/etc/tuned", "/usr/lib/tuned"};
+    sysinfo::KmodOptions kmod;
+    services::BusOptions bus;  // systemd and NetworkManager
+    bool udev = true;          // ask sd-device for ID_NET_LINK_FILE
+    // udev's database: a device without a record there is not asked about
+    // (one stat instead of sd-device's dozen file operations per link).
+    std::filesystem::path udev_data_dir = "/run/udev/data";
+};
+
+class SystemHealthReader final : public HealthReader {
+  public:
+    explicit SystemHealthReader(HealthOptions opts = {});
+    ~SystemHealthReader() override;
+    HealthRead read(std::span<const NicState* const> nics, const HealthQuery& query) override;
+    CounterSnapshot read_counters(std::span<const NicState* const> nics) override;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nictune

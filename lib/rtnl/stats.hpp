@@ -1,0 +1,50 @@
+// rtnetlink's standard interface statistics (RTM_GETSTATS with only
+// IFLA_STATS_LINK_64: about 200 bytes per device, against a whole
+// RTM_NEWLINK with IFLA_STATS64), one dump for every interface or one GET.
+// Over libmnl: a request and its replies, nothing else.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "model/health.hpp"
+#include "util/error.hpp"
+
+struct mnl_socket;
+
+namespace nictune::rtnl {
+
+// RTM_NEWSTATS -> ifindex and counters. A reply without IFLA_STATS_LINK_64
+// gives nullopt counters; a truncated one is an error.
+struct StatsReply {
+    int ifindex = 0;
+    std::optional<LinkStats> stats;
+};
+Result<StatsReply> decode_stats(const nlmsghdr* nlh);
+
+class StatsSocket {
+  public:
+    static Result<std::unique_ptr<StatsSocket>> open();
+    ~StatsSocket();
+    StatsSocket(const StatsSocket&) = delete;
+    StatsSocket& operator=(const StatsSocket&) = delete;
+
+    // Every interface of the namespace.
+    Result<void> dump(const std::function<void(int ifindex, const LinkStats&)>& on_stats);
+    // One interface; Errc::NoSuchInterface when it is gone.
+    Result<LinkStats> get(int ifindex);
+
+  private:
+    StatsSocket() = default;
+    Result<void> run(int ifindex, bool dump,
+                     const std::function<void(int, const LinkStats&)>& on_stats);
+    mnl_socket* nl_ = nullptr;
+    uint32_t portid_ = 0;
+    uint32_t seq_ = 0;
+    std::unique_ptr<char[]> buf_;
+};
+
+}  // namespace nictune::rtnl

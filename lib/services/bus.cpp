@@ -1,0 +1,53 @@
+#include "services/bus.hpp"
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <chrono>
+
+namespace nictune::services {
+namespace {
+// A hung bus or service must not hang an audit.
+constexpr std::chrono::seconds kTimeout{5};
+}  // namespace
+
+std::unique_ptr<sdbus::IConnection> connect(const BusOptions& opts, std::string* why) {
+    try {
+        auto conn = opts.address.empty()
+                        ? sdbus::createSystemBusConnection()
+                        : sdbus::createSessionBusConnectionWithAddress(opts.address);
+        conn->setMethodCallTimeout(kTimeout);
+        return conn;
+    } catch (const sdbus::Error& e) {
+        *why = "no D-Bus system bus (" + e.getName() + ": " + e.getMessage() + ")";
+    } catch (const std::exception& e) {
+        *why = std::string("no D-Bus system bus (") + e.what() + ")";
+    }
+    return nullptr;
+}
+
+std::optional<std::string> owner_of(sdbus::IConnection& conn, const std::string& name) {
+    auto bus = sdbus::createProxy(conn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    bool has = false;
+    bus->callMethod("NameHasOwner")
+        .onInterface("org.freedesktop.DBus")
+        .withArguments(name)
+        .storeResultsTo(has);
+    if (!has) return std::nullopt;
+    std::string owner;
+    try {
+        bus->callMethod("GetNameOwner")
+            .onInterface("org.freedesktop.DBus")
+            .withArguments(name)
+            .storeResultsTo(owner);
+    } catch (const sdbus::Error& e) {
+        if (e.getName() == "org.freedesktop.DBus.Error.NameHasNoOwner") return std::nullopt;
+        throw;
+    }
+    return owner;
+}
+
+std::string bus_label(const BusOptions& opts) {
+    return opts.address.empty() ? "the system bus" : "bus " + opts.address;
+}
+
+}  // namespace nictune::services
