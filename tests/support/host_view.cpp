@@ -72,8 +72,13 @@ std::string enter_host_view() {
     if (geteuid() != 0)
         return "not root: the host's /etc/tuned and nictune's installed files stay visible";
     if (unshare(CLONE_NEWNS) != 0) return errno_text("unshare(CLONE_NEWNS)");
+    // Mounts made below must not propagate back to the host. EINVAL: "/" is
+    // not a mount point, as in a chroot into a plain directory; bind-mount
+    // the root onto itself before chrooting (scripts/fresh-machine-test does).
     if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
-        return errno_text("make / a slave mount");
+        return errno_text(
+            "make / a slave mount (in a chroot, / must be a mount point: bind-mount the root "
+            "onto itself first)");
     if (auto why = overlay_etc(); !why.empty()) return why;
     std::error_code ec;
     fs::remove_all("/etc/tuned", ec);
