@@ -15,6 +15,8 @@ std::optional<std::string> property(sd_hwdb* db, const std::string& modalias, co
 
 Hwdb::Hwdb() = default;
 
+Hwdb::Hwdb(std::filesystem::path file) : file_(std::move(file)) {}
+
 Hwdb::~Hwdb() {
     if (db_ != nullptr) sd_hwdb_unref(db_);
 }
@@ -24,7 +26,9 @@ HwdbNames Hwdb::lookup(std::string_view modalias) {
         tried_ = true;
         // Without udev's hwdb.bin (minimal systems, containers) this fails
         // with ENOENT and the names stay absent.
-        if (sd_hwdb_new(&db_) < 0) db_ = nullptr;
+        const int r =
+            file_.empty() ? sd_hwdb_new(&db_) : sd_hwdb_new_from_path(file_.c_str(), &db_);
+        if (r < 0) db_ = nullptr;
     }
     HwdbNames names;
     if (db_ == nullptr || modalias.empty()) return names;

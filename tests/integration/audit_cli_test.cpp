@@ -279,41 +279,71 @@ TEST_F(AuditCli, InterfaceVanishingMidReadIsReportedCleanly) {
     });
 }
 
-// Read-only: the host's eth0 (virtio_net: coalescing and rings present)
-// must read the same as ethtool reports. Nothing is written to it.
+// Read-only: the host's eth0 must read the same as ethtool reports. Nothing
+// is written to it. Which sections exist depends on its driver (virtio_net on
+// the build machines: coalescing, rings and channels; another host's NIC may
+// lack some), so each is compared where ethtool reports it and must be
+// absent where ethtool cannot read it.
 TEST(AuditHost, Eth0AgreesWithEthtool) {
     if (run({"ip", "link", "show", "eth0"}).status != 0) GTEST_SKIP() << "this host has no eth0";
     auto r = run({kCtl, "audit", "eth0", "--json"});
     ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
     auto j = iface(parse_json(r.out), "eth0");
-    auto c = parse_ethtool(run({"ethtool", "-c", "eth0"}).out);
-    std::size_t compared = 0;
-    for (const auto& [key, val] : c) {
-        std::string k = key;
-        std::replace(k.begin(), k.end(), '-', '_');
-        const auto& coal = j.at("coalesce");
-        if (val == "n/a") {
-            EXPECT_FALSE(coal.contains(k)) << k << " is n/a in ethtool but reported by nictune";
-            continue;
+    const auto coalesce = run({"ethtool", "-c", "eth0"});
+    if (coalesce.status != 0) {
+        EXPECT_TRUE(j.at("coalesce").is_null()) << "ethtool -c eth0: " << coalesce.err;
+    } else {
+        auto c = parse_ethtool(coalesce.out);
+        std::size_t compared = 0;
+        for (const auto& [key, val] : c) {
+            std::string k = key;
+            std::replace(k.begin(), k.end(), '-', '_');
+            const auto& coal = j.at("coalesce");
+            if (val == "n/a") {
+                EXPECT_FALSE(coal.contains(k)) << k << " is n/a in ethtool but reported by nictune";
+                continue;
+            }
+            if (!coal.contains(k)) continue;  // lines ethtool prints that are not coalesce keys
+            if (coal.at(k).is_boolean()) {
+                EXPECT_EQ(coal.at(k).get<bool>(), val == "on") << k;
+            } else {
+                EXPECT_EQ(std::to_string(coal.at(k).get<uint64_t>()), val) << k;
+            }
+            ++compared;
         }
-        if (!coal.contains(k)) continue;  // lines ethtool prints that are not coalesce keys
-        if (coal.at(k).is_boolean()) {
-            EXPECT_EQ(coal.at(k).get<bool>(), val == "on") << k;
-        } else {
-            EXPECT_EQ(std::to_string(coal.at(k).get<uint64_t>()), val) << k;
-        }
-        ++compared;
+        EXPECT_GE(compared, j.at("driver") == "virtio_net" ? 4U : 1U)
+            << "ethtool -c printed values nictune does not report (virtio_net has rx/tx usecs "
+               "and frames):\n"
+            << coalesce.out;
     }
-    EXPECT_GE(compared, 4U) << "virtio_net reports rx/tx usecs and frames";
-    auto g = parse_ethtool(run({"ethtool", "-g", "eth0"}).out);
-    EXPECT_EQ(j.at("rings").at("rx").get<uint64_t>(), *ethtool_number(g, "cur.RX"));
-    EXPECT_EQ(j.at("rings").at("tx").get<uint64_t>(), *ethtool_number(g, "cur.TX"));
-    EXPECT_EQ(j.at("rings").at("rx_max").get<uint64_t>(), *ethtool_number(g, "max.RX"));
-    EXPECT_EQ(j.at("rings").at("tx_max").get<uint64_t>(), *ethtool_number(g, "max.TX"));
-    auto l = parse_ethtool(run({"ethtool", "-l", "eth0"}).out);
-    EXPECT_EQ(j.at("channels").at("combined").get<uint64_t>(), *ethtool_number(l, "cur.Combined"));
-    EXPECT_EQ(j.at("channels").at("combined_max").get<uint64_t>(),
-              *ethtool_number(l, "max.Combined"));
+    const auto rings = run({"ethtool", "-g", "eth0"});
+    if (rings.status != 0) {
+        EXPECT_TRUE(j.at("rings").is_null()) << "ethtool -g eth0: " << rings.err;
+    } else {
+        auto g = parse_ethtool(rings.out);
+        for (const auto& [ours, theirs] : {std::pair{"rx", "cur.RX"},
+                                           {"tx", "cur.TX"},
+                                           {"rx_max", "max.RX"},
+                                           {"tx_max", "max.TX"}}) {
+            if (auto v = ethtool_number(g, theirs)) {
+                EXPECT_EQ(j.at("rings").at(ours).get<uint64_t>(), *v) << ours;
+            } else {
+                EXPECT_FALSE(j.at("rings").contains(ours)) << ours << ": n/a in ethtool";
+            }
+        }
+    }
+    const auto channels = run({"ethtool", "-l", "eth0"});
+    if (channels.status != 0) {
+        EXPECT_TRUE(j.at("channels").is_null()) << "ethtool -l eth0: " << channels.err;
+    } else {
+        auto l = parse_ethtool(channels.out);
+        for (const auto& [ours, theirs] :
+             {std::pair{"combined", "cur.Combined"}, {"combined_max", "max.Combined"}}) {
+            if (auto v = ethtool_number(l, theirs)) {
+                EXPECT_EQ(j.at("channels").at(ours).get<uint64_t>(), *v) << ours;
+            }
+        }
+    }
     auto i = parse_ethtool(run({"ethtool", "-i", "eth0"}).out);
     EXPECT_EQ(j.at("driver"), i.at("driver"));
     EXPECT_EQ(j.at("bus_info"), i.at("bus-info"));

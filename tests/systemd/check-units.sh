@@ -5,7 +5,9 @@
 #   security  systemd-analyze security --offline=true: overall exposure at most
 #             $NICTUNE_SECURITY_MAX (2.0); prints every exposure item left
 #   policy    the D-Bus policy and polkit action are well-formed XML (xmllint;
-#             the polkit one against polkit's DTD when installed); dbus-daemon
+#             the polkit one against polkit's DTD: the host's, or else the one
+#             in Debian's polkitd .deb, downloaded and unpacked in a temporary
+#             directory, never installed: polkitd is a service); dbus-daemon
 #             loads the policy on a private bus; as root, with
 #             nictune_unit_probe owning org.nictune1 there: root may own the
 #             name and call anything, nobody (uid 65534) may call the listed
@@ -133,6 +135,22 @@ call() {
   esac
 }
 
+# polkit_dtd DIR: print the path of polkit's policyconfig DTD, taken from
+# the host or from polkitd's .deb unpacked in DIR; non-zero when apt cannot
+# download it.
+polkit_dtd() {
+  local dtd=/usr/share/polkit-1/policyconfig-1.dtd dir=$1
+  if [[ -f $dtd ]]; then echo "$dtd"; return 0; fi
+  chmod 755 "$dir"   # apt downloads as _apt
+  (cd "$dir" && timeout 300 apt-get -q download polkitd) >"$dir/apt.log" 2>&1 || {
+    sed 's/^/  /' "$dir/apt.log" >&2
+    return 1
+  }
+  dpkg-deb --fsys-tarfile "$dir"/polkitd_*.deb | tar -xOf - ./usr/share/polkit-1/policyconfig-1.dtd \
+    >"$dir/policyconfig-1.dtd" && [[ -s $dir/policyconfig-1.dtd ]] || return 1
+  echo "$dir/policyconfig-1.dtd"
+}
+
 check_policy() {
   local have=0
   if command -v xmllint >/dev/null; then
@@ -141,16 +159,18 @@ check_policy() {
     for f in org.nictune1.conf org.nictune1.policy; do
       if xmllint --noout --nonet "$SD/$f"; then pass "$f is well-formed XML"; else fail "$f is not well-formed XML"; fi
     done
-    local dtd=/usr/share/polkit-1/policyconfig-1.dtd
-    if [[ -f $dtd ]]; then
+    local dtd dtd_dir
+    dtd_dir=$(mktemp -d /tmp/nictune-polkit-dtd-XXXXXX)
+    if dtd=$(polkit_dtd "$dtd_dir"); then
       if xmllint --noout --nonet --dtdvalid "$dtd" "$SD/org.nictune1.policy"; then
-        pass "org.nictune1.policy is valid against $dtd"
+        pass "org.nictune1.policy is valid against polkit's DTD ($dtd)"
       else
-        fail "org.nictune1.policy is not valid against $dtd"
+        fail "org.nictune1.policy is not valid against polkit's DTD ($dtd)"
       fi
     else
-      echo "  ($dtd not installed: polkit action checked for well-formedness only)"
+      fail "no polkit DTD: not on this host, and apt-get download polkitd failed"
     fi
+    rm -rf "$dtd_dir"
   else
     echo "  (xmllint not installed, package libxml2-utils: XML checked by dbus-daemon only)"
   fi

@@ -25,8 +25,10 @@ fi
 # The probe goes into the installed tree: the unit's PrivateTmp= hides a
 # build tree under /tmp (a clone in /tmp, as CI may make) from the service.
 install -D -m 0755 "$PROBE" "$root/usr/libexec/nictune/nictune_unit_probe"
+# polkitd only in the guest's overlay (a service: never on the host), so that
+# polkit's view of the installed action is checked on every host.
 "$SRC/tests/vm/run-vm" --mode systemd --timeout 900 --quiet --out "$out" \
-  --install-dir "$root" --env "NICTUNE_UNIT_PROBE=/usr/libexec/nictune/nictune_unit_probe" \
+  --guest-packages polkitd --install-dir "$root" --env "NICTUNE_UNIT_PROBE=/usr/libexec/nictune/nictune_unit_probe" \
   --script "$SRC/tests/systemd/vm-units.sh"
 rc=$?
 [[ -f $out/units-vm.txt ]] && cat "$out/units-vm.txt"

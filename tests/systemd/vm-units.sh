@@ -94,7 +94,7 @@ if command -v pkaction >/dev/null; then
     fail "pkaction: $out"
   fi
 else
-  say "NOTE: pkaction not installed, polkit action not loaded"
+  fail "pkaction not installed in the guest (run-vm --guest-packages polkitd)"
 fi
 
 # --- the sandbox, from inside -------------------------------------------------------

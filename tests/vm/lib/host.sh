@@ -60,9 +60,12 @@ host_install() {
 #  - make, xz-utils: building netdevsim (the compiler comes from the kernel
 #    headers' own dependencies, see kernel_build_deps);
 #  - ethtool, iproute2, bash: guest scripts run the host's binaries;
-#  - systemd, udev, dbus: systemd mode boots the host's systemd as PID 1.
+#  - systemd, udev: systemd mode boots the host's systemd as PID 1 (both are
+#    test tools too: systemd-analyze, the hwdb). The system bus's daemon and
+#    units (package dbus) are a service: a guest package (run-vm adds it in
+#    systemd mode, lib/packages.sh), never installed here.
 host_prepare() {
-  local pkgs=(qemu-system-x86 kmod make xz-utils ethtool iproute2 bash util-linux systemd udev dbus)
+  local pkgs=(qemu-system-x86 kmod make xz-utils ethtool iproute2 bash util-linux systemd udev)
   host_install "${pkgs[@]}" || skip "cannot install host packages with apt (${pkgs[*]})"
   command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not found after installing qemu-system-x86"
 }

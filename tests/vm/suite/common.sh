@@ -7,7 +7,6 @@
 #   NICTUNE_BINARY_DIR   the build tree (default: $NICTUNE_SOURCE_DIR/build)
 #   NICTUNE_VM_WORK      where the suite keeps its state (default: BINARY_DIR/tests/vm)
 #     skip               written by prepare.sh when this host cannot run VMs (the reason)
-#     tuned-missing      written by prepare.sh when tuned could not be installed
 #     out-MODE/          a boot's results (results.txt, ID.log, ID.reasons)
 #     root/              the DESTDIR tree the systemd boot installs
 # shellcheck disable=SC2034  # used by the scripts that source this
@@ -17,6 +16,11 @@ SRC=${NICTUNE_SOURCE_DIR:-$(cd "$VM_DIR/../.." && pwd)}
 BIN=${NICTUNE_BINARY_DIR:-$SRC/build}
 WORK=${NICTUNE_VM_WORK:-$BIN/tests/vm}
 RUN_VM=$VM_DIR/run-vm
+# What each boot's guest needs besides the host's tools, installed into the
+# guest's overlay only (run-vm --guest-packages), never on the host: jq (the
+# checks read nictune's JSON), tuned (vm_tuned) and polkitd (vm_unprivileged).
+GUEST_PACKAGES_plain="jq"
+GUEST_PACKAGES_systemd="jq tuned polkitd"
 
 say() { printf '[vm-suite] %s\n' "$*"; }
 
