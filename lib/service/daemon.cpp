@@ -219,11 +219,15 @@ int run_daemon(const DaemonOptions& opts) {
             continue;
         }
         const bool ok = r.result == TxResult::RolledBack;
+        LogFields f{r.interface, r.profile, "", ""};
+        f.event = ok ? Event::RolledBack : Event::Failed;
+        f.result = ok ? "rolled_back" : "recovery_failed";
+        f.reason = "crash";
         log(ok ? Level::Warning : Level::Error,
             std::string("unfinished transaction found: ") +
                 (ok ? "original settings restored" : "restoring the original settings failed") +
                 (r.error ? ": " + r.error->str() : std::string()),
-            {r.interface, r.profile, "", ""});
+            f);
         ev.applied("", r.interface, r.profile, ok ? "recovered" : "recovery_failed", "crash");
     }
 

@@ -81,6 +81,9 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
         }
     }
     LogFields f{t.name, r.profile, "", r.transaction};
+    f.event = r.result == TxResult::Applied ? Event::Applied : Event::Failed;
+    f.result = tx_result_name(r.result);
+    f.reason = reason;
     if (r.result == TxResult::Applied)
         log(Level::Notice, "applied profile " + r.profile + " (" + reason + ")", f);
     else
@@ -116,8 +119,11 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
     if (!r) {
         t.profile = b->profile;
         t.last_result = "error";
-        log(Level::Error, "profile " + b->profile + " (" + reason + "): " + r.error().str(),
-            {t.name, b->profile, "", ""});
+        LogFields f{t.name, b->profile, "", ""};
+        f.event = Event::Failed;
+        f.result = "error";
+        f.reason = reason;
+        log(Level::Error, "profile " + b->profile + " (" + reason + "): " + r.error().str(), f);
         if (events_.applied) events_.applied("", t.name, b->profile, "error", reason);
         return;
     }
@@ -417,10 +423,14 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
     for (const auto& [key, actual] : changed) {
         t.drifted.push_back(key);
         const std::string expected = to_string(*t.expected(key));
+        LogFields f{t.name, t.profile, key, t.transaction};
+        f.event = Event::Drift;
+        f.expected = expected;
+        f.actual = to_string(actual);
         log(Level::Warning,
             key + " drifted: " + to_string(actual) + ", expected " + expected +
                 (enforce ? "; re-applying" : ""),
-            {t.name, t.profile, key, ""});
+            f);
         if (events_.drift) events_.drift(t.name, key, expected, to_string(actual), enforce);
     }
     if (!enforce) return;
@@ -513,6 +523,11 @@ void Watcher::note_request(const ApplyResult& r) {
 void Watcher::note_rollback(const std::string& interface) {
     for (auto& [idx, t] : tracked_) {
         if (t.name != interface) continue;
+        LogFields f{t.name, t.profile, "", ""};
+        f.event = Event::RolledBack;
+        f.result = "rolled_back";
+        f.reason = "request";
+        log(Level::Notice, "original settings restored", f);
         // The operator asked for the originals: stop holding the profile.
         t.baseline.clear();
         t.drifted.clear();
