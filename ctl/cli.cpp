@@ -450,8 +450,10 @@ int cmd_reload(const Globals& g) {
     return kOk;
 }
 
-int cmd_keys(bool json, bool markdown) {
-    if (markdown)
+int cmd_keys(bool json, bool markdown, bool man) {
+    if (man)
+        std::cout << report::keys_man();
+    else if (markdown)
         std::cout << report::keys_markdown();
     else if (json)
         std::cout << report::keys_json().dump(2) << '\n';
@@ -551,6 +553,9 @@ int run(int argc, char** argv) {
     keys_cmd->add_flag("--json", keys_json, "JSON output");
     keys_cmd->add_flag("--markdown", keys_markdown,
                        "The profile reference as Markdown (docs/profiles.md)");
+    bool keys_man = false;
+    keys_cmd->add_flag("--man", keys_man,
+                       "The profile reference as a man page, nictune-profile(5)");
 
     try {
         app.parse(argc, argv);
@@ -572,7 +577,7 @@ int run(int argc, char** argv) {
     if (profiles_cmd->parsed()) return cmd_profiles(g, profiles_json);
     if (status_cmd->parsed()) return cmd_status(g, status_json);
     if (reload_cmd->parsed()) return cmd_reload(g);
-    if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown);
+    if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown, keys_man);
     return kUsage;
 }
 
