@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "report/json_report.hpp"
 #include "report/keys_doc.hpp"
 #include "report/plan_report.hpp"
+#include "report/prometheus.hpp"
 #include "report/text_report.hpp"
 
 namespace nictune::ctl {
@@ -138,13 +140,32 @@ struct AuditArgs {
     bool json = false;
     bool all = false;
     bool verbose = false;
+    bool prometheus = false;
 };
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// For cron jobs writing node_exporter's textfile directory: the findings
+// are in the metrics, so the exit status is 0 whenever they could be read
+// (`nictunectl audit --prometheus > f.tmp && mv f.tmp f.prom`).
+int print_prometheus(const report::AuditMetrics& m) {
+    std::cout << report::prometheus_text(&m, nullptr);
+    return kOk;
+}
 
 int cmd_audit(const Globals& g, const AuditArgs& a) {
     std::string why;
     Result<Json> report = fail(Errc::Internal, "", "no report");
     if (auto c = daemon(g, &why)) {
         report = c->audit(a.interfaces, a.profile, a.all);
+        if (a.prometheus) {
+            if (!report) return report_error(report.error());
+            return print_prometheus(report::audit_metrics(*report, unix_now()));
+        }
     } else {
         // Read-only: the kernel answers anyone, so no daemon is needed.
         auto direct = open_direct(g);
@@ -153,6 +174,7 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
                          a.profile.empty() ? std::nullopt : std::optional(a.profile)};
         auto r = direct->manager->audit(req);
         if (!r) return report_error(r.error());
+        if (a.prometheus) return print_prometheus(report::audit_metrics(*r, unix_now()));
         if (a.json) {
             // The fast path: written in one pass, never held as a tree,
             // nor as a whole text.
@@ -496,7 +518,11 @@ int run(int argc, char** argv) {
         ->add_option("--profile", audit.profile,
                      "Audit against this profile (default: the best match)")
         ->type_name("NAME");
-    audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
+    auto* audit_json = audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
+    audit_cmd
+        ->add_flag("--prometheus", audit.prometheus,
+                   "The findings as Prometheus metrics (node_exporter's textfile format)")
+        ->excludes(audit_json);
     audit_cmd->add_flag("--all", audit.all, "Without IFACE: include virtual interfaces too");
     audit_cmd->add_flag("-v,--verbose", audit.verbose, "Show fixed features too");
 

@@ -22,6 +22,7 @@
 #include "service/authorizer.hpp"
 #include "service/log.hpp"
 #include "service/manager_object.hpp"
+#include "service/metrics.hpp"
 #include "service/watcher.hpp"
 #include "watch/config.hpp"
 
@@ -200,6 +201,15 @@ int run_daemon(const DaemonOptions& opts) {
              config_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(config_error)}};
     };
 
+    MetricsExport metrics(
+        manager, watcher,
+        [&]() -> std::filesystem::path {
+            if (opts.metrics_dir) return *opts.metrics_dir;
+            const auto& c = watcher.config().metrics_dir;
+            return c ? std::filesystem::path(*c) : std::filesystem::path(kDefaultMetricsDir);
+        },
+        [&] { return config_error.empty(); });
+
     std::unique_ptr<ManagerObject> obj;
     try {
         obj = std::make_unique<ManagerObject>(*conn, manager, watcher, *authorizer, reload,
@@ -240,6 +250,7 @@ int run_daemon(const DaemonOptions& opts) {
         watcher.set_config(first_cfg, {});
     }
     watcher.apply_all("boot");
+    metrics.changed(now_usec());
 
     uint64_t wd_usec = 0;
     const bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
@@ -284,6 +295,7 @@ int run_daemon(const DaemonOptions& opts) {
         constexpr int kRetryAfterMs = 20;
         if (watcher.pending() && (timeout_ms < 0 || timeout_ms > kRetryAfterMs))
             timeout_ms = kRetryAfterMs;
+        timeout_ms = metrics.timeout_ms(now_usec(), timeout_ms);
         int n = poll(fds, 4, timeout_ms);
         if (n < 0 && errno != EINTR) {
             log(Level::Error, std::string("poll: ") + std::strerror(errno));
@@ -294,6 +306,7 @@ int run_daemon(const DaemonOptions& opts) {
             trim_pending = false;
         }
         if (n > 0) trim_pending = true;
+        if (n > 0) metrics.changed(now_usec());
         if (watchdog && now_usec() >= next_ping) {
             sd_notify(0, "WATCHDOG=1");
             next_ping = now_usec() + wd_usec / 2;
@@ -326,6 +339,7 @@ int run_daemon(const DaemonOptions& opts) {
         }
         if (resync) watcher.resync();
         watcher.process();
+        metrics.write_if_due(now_usec());
     }
     sd_notify(0, "STOPPING=1");
     object = nullptr;

@@ -18,6 +18,12 @@ const std::string* setting_key(std::string_view path) {
 
 namespace {
 
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 // One value per key, the last one given (as a map would keep).
 void set_expected(Tracked& t, const std::string* key, const Scalar& value) {
     for (auto& b : t.baseline)
@@ -60,6 +66,7 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
     t.profile = r.profile;
     t.transaction = r.transaction;
     t.last_result = tx_result_name(r.result);
+    t.last_result_at = unix_now();
     t.drifted.clear();
     if (r.result == TxResult::Applied) {
         t.baseline.clear();
@@ -119,6 +126,7 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
     if (!r) {
         t.profile = b->profile;
         t.last_result = "error";
+        t.last_result_at = unix_now();
         LogFields f{t.name, b->profile, "", ""};
         f.event = Event::Failed;
         f.result = "error";
@@ -532,6 +540,7 @@ void Watcher::note_rollback(const std::string& interface) {
         t.baseline.clear();
         t.drifted.clear();
         t.last_result = "rolled_back";
+        t.last_result_at = unix_now();
     }
 }
 
