@@ -118,5 +118,33 @@ TEST(ManPages, NictunedListsEveryMetric) {
     EXPECT_GE(emitted.size(), 12U);
 }
 
+// The example /etc/nictune/nictune.toml the package ships parses and binds
+// nothing (an installed package must not tune anything by itself).
+TEST(ShippedFiles, ExampleConfigParsesAndBindsNothing) {
+    std::ifstream in(std::string(NICTUNE_SOURCE_DIR) + "/debian/nictune.toml");
+    ASSERT_TRUE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto cfg = parse_config(ss.str(), "debian/nictune.toml");
+    ASSERT_TRUE(cfg) << cfg.error().str();
+    EXPECT_TRUE(cfg->bindings.empty());
+    // Uncommented, its examples are valid too.
+    std::string uncommented;
+    std::istringstream lines(ss.str());
+    for (std::string line; std::getline(lines, line);)
+        uncommented +=
+            (line.starts_with("# [") || line.starts_with("# profile") ||
+                     line.starts_with("# driver") || line.starts_with("# enforce") ||
+                     line.starts_with("# pci") || line.starts_with("# state_dir") ||
+                     line.starts_with("# profiles_dirs") || line.starts_with("# metrics_dir")
+                 ? line.substr(2)
+                 : line) +
+            "\n";
+    auto all = parse_config(uncommented, "uncommented");
+    ASSERT_TRUE(all) << all.error().str() << "\n" << uncommented;
+    EXPECT_EQ(all->bindings.size(), 2U);
+    EXPECT_EQ(all->metrics_dir, "/var/lib/prometheus/node-exporter");
+}
+
 }  // namespace
 }  // namespace nictune
