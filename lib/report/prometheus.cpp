@@ -178,7 +178,7 @@ std::string label_value(std::string_view raw) {
             continue;
         }
         if (c == '\\')
-            out += "\\\\\\\\";  // the name's '\' as \\, each escaped
+            out += "\\\\";
         else if (c == '"')
             out += "\\\"";
         else if (c == '\n')

@@ -63,10 +63,12 @@ struct DaemonMetrics {
 std::string prometheus_text(const AuditMetrics* audit, const DaemonMetrics* daemon);
 
 // A label value as the exposition format wants it, without the quotes:
-// valid UTF-8 (which the format requires) with '\', '"' and newline escaped.
-// Interface names may hold any byte: a byte that is not part of valid UTF-8
-// becomes the text \xHH and a '\' of the name \\ (so distinct names stay
-// distinct), then the format's escaping applies.
+// '\', '"' and newline escaped, and valid UTF-8, which the format requires
+// (node_exporter 1.5 drops a whole file with one invalid label). Interface
+// names come in nictune's text form (lib/util's escape_name once the shared
+// scheme is merged: bytes that are not printable UTF-8, and '\' itself, as
+// \xhh), so distinct names give distinct labels; a byte that is not UTF-8
+// in a raw name is written \xhh the same way here.
 std::string label_value(std::string_view raw);
 
 }  // namespace nictune::report
