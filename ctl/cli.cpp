@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "report/json_report.hpp"
 #include "report/keys_doc.hpp"
 #include "report/plan_report.hpp"
+#include "report/prometheus.hpp"
 #include "report/text_report.hpp"
 #include "util/json_writer.hpp"
 #include "util/strings.hpp"
@@ -200,7 +202,22 @@ struct AuditArgs {
     bool no_health = false;
     double sample = 0;  // seconds; 0: totals only
     double rtt_ms = kDefaultRttMs;
+    bool prometheus = false;
 };
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// For cron jobs writing node_exporter's textfile directory: the findings
+// are in the metrics, so the exit status is 0 whenever they could be read
+// (`nictunectl audit --prometheus > f.tmp && mv f.tmp f.prom`).
+int print_prometheus(const report::AuditMetrics& m) {
+    std::cout << report::prometheus_text(&m, nullptr);
+    return kOk;
+}
 
 int cmd_audit(const Globals& g, const AuditArgs& a) {
     std::string why;
@@ -213,6 +230,10 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
         flags.health = !a.no_health;
         if (a.rtt_ms != kDefaultRttMs) flags.rtt_ms = a.rtt_ms;
         report = client->audit(a.interfaces, a.profile, a.all, flags);
+        if (a.prometheus) {
+            if (!report) return report_error(report.error());
+            return print_prometheus(report::audit_metrics(*report, unix_now()));
+        }
     } else {
         // Read-only: the kernel answers anyone, so no daemon is needed.
         auto direct = open_direct(g);
@@ -226,6 +247,7 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
         req.rtt_ms = a.rtt_ms;
         auto r = direct->manager->audit(req);
         if (!r) return report_error(r.error());
+        if (a.prometheus) return print_prometheus(report::audit_metrics(*r, unix_now()));
         if (a.json) {
             // The fast path: written in one pass, never held as a tree,
             // nor as a whole text.
@@ -523,8 +545,10 @@ int cmd_reload(const Globals& g) {
     return kOk;
 }
 
-int cmd_keys(bool json, bool markdown) {
-    if (markdown)
+int cmd_keys(bool json, bool markdown, bool man) {
+    if (man)
+        std::cout << report::keys_man();
+    else if (markdown)
         std::cout << report::keys_markdown();
     else if (json)
         std::cout << dump(report::keys_json()) << '\n';
@@ -571,7 +595,11 @@ int run(int argc, char** argv) {
         ->add_option("--profile", audit.profile,
                      "Audit against this profile (default: the best match)")
         ->type_name("NAME");
-    audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
+    auto* audit_json = audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
+    audit_cmd
+        ->add_flag("--prometheus", audit.prometheus,
+                   "The findings as Prometheus metrics (node_exporter's textfile format)")
+        ->excludes(audit_json);
     audit_cmd->add_flag("--all", audit.all, "Without IFACE: include virtual interfaces too");
     audit_cmd->add_flag("-v,--verbose", audit.verbose, "Show fixed features too");
     audit_cmd->add_flag("--no-health", audit.no_health,
@@ -641,6 +669,9 @@ int run(int argc, char** argv) {
     keys_cmd->add_flag("--json", keys_json, "JSON output");
     keys_cmd->add_flag("--markdown", keys_markdown,
                        "The profile reference as Markdown (docs/profiles.md)");
+    bool keys_man = false;
+    keys_cmd->add_flag("--man", keys_man,
+                       "The profile reference as a man page, nictune-profile(5)");
 
     try {
         app.parse(argc, argv);
@@ -672,7 +703,7 @@ int run(int argc, char** argv) {
     if (profiles_cmd->parsed()) return cmd_profiles(g, profiles_json);
     if (status_cmd->parsed()) return cmd_status(g, status_json);
     if (reload_cmd->parsed()) return cmd_reload(g);
-    if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown);
+    if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown, keys_man);
     return kUsage;
 }
 

@@ -2,6 +2,7 @@
 // drift, and serves org.nictune1 on the system bus. All logic is in
 // libnictune (lib/service/).
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ int main(int argc, char** argv) {
     app.add_option("--bus-address", opts.bus_address,
                    "D-Bus address to serve on (default: the system bus)")
         ->type_name("ADDR");
+    std::optional<std::string> metrics_dir;
+    app.add_option("--metrics-dir", metrics_dir,
+                   "node_exporter textfile directory for nictune.prom (\"\": none; default "
+                   "/var/lib/prometheus/node-exporter)")
+        ->type_name("DIR");
     app.add_flag("--debug", opts.debug, "Log debug messages");
     try {
         app.parse(argc, argv);
@@ -33,5 +39,6 @@ int main(int argc, char** argv) {
     for (const auto& d : profiles_dirs)
         opts.profiles_dirs.emplace_back(d);
     if (!state_dir.empty()) opts.state_dir = state_dir;
+    if (metrics_dir) opts.metrics_dir = *metrics_dir;
     return nictune::service::run_daemon(opts);
 }

@@ -10,5 +10,7 @@ namespace nictune::report {
 nlohmann::json keys_json();
 std::string keys_text();
 std::string keys_markdown();
+// The same as a man page, nictune-profile(5) (docs/man/nictune-profile.5).
+std::string keys_man();
 
 }  // namespace nictune::report

@@ -22,6 +22,7 @@
 #include "service/authorizer.hpp"
 #include "service/log.hpp"
 #include "service/manager_object.hpp"
+#include "service/metrics.hpp"
 #include "service/watcher.hpp"
 #include "util/json_writer.hpp"
 #include "watch/config.hpp"
@@ -219,6 +220,15 @@ int run_daemon(const DaemonOptions& opts) {
              config_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(config_error)}};
     };
 
+    MetricsExport metrics(
+        manager, watcher,
+        [&]() -> std::filesystem::path {
+            if (opts.metrics_dir) return *opts.metrics_dir;
+            const auto& c = watcher.config().metrics_dir;
+            return c ? std::filesystem::path(*c) : std::filesystem::path(kDefaultMetricsDir);
+        },
+        [&] { return config_error.empty(); });
+
     std::unique_ptr<ManagerObject> obj;
     try {
         obj = std::make_unique<ManagerObject>(*conn, manager, watcher, *authorizer, reload,
@@ -238,11 +248,15 @@ int run_daemon(const DaemonOptions& opts) {
             continue;
         }
         const bool ok = r.result == TxResult::RolledBack;
+        LogFields f{r.interface, r.profile, "", ""};
+        f.event = ok ? Event::RolledBack : Event::Failed;
+        f.result = ok ? "rolled_back" : "recovery_failed";
+        f.reason = "crash";
         log(ok ? Level::Warning : Level::Error,
             std::string("unfinished transaction found: ") +
                 (ok ? "original settings restored" : "restoring the original settings failed") +
                 (r.error ? ": " + r.error->str() : std::string()),
-            {r.interface, r.profile, "", ""});
+            f);
         ev.applied("", r.interface, r.profile, ok ? "recovered" : "recovery_failed", "crash");
     }
 
@@ -259,6 +273,7 @@ int run_daemon(const DaemonOptions& opts) {
     } catch (const std::exception& e) {
         log(Level::Error, std::string("internal error while applying the bindings: ") + e.what());
     }
+    metrics.changed(now_usec());
 
     uint64_t wd_usec = 0;
     const bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
@@ -303,6 +318,7 @@ int run_daemon(const DaemonOptions& opts) {
         constexpr int kRetryAfterMs = 20;
         if (watcher.pending() && (timeout_ms < 0 || timeout_ms > kRetryAfterMs))
             timeout_ms = kRetryAfterMs;
+        timeout_ms = metrics.timeout_ms(now_usec(), timeout_ms);
         int n = poll(fds, 4, timeout_ms);
         if (n < 0 && errno != EINTR) {
             log(Level::Error, std::string("poll: ") + std::strerror(errno));
@@ -313,6 +329,7 @@ int run_daemon(const DaemonOptions& opts) {
             trim_pending = false;
         }
         if (n > 0) trim_pending = true;
+        if (n > 0) metrics.changed(now_usec());
         if (watchdog && now_usec() >= next_ping) {
             sd_notify(0, "WATCHDOG=1");
             next_ping = now_usec() + wd_usec / 2;
@@ -352,6 +369,7 @@ int run_daemon(const DaemonOptions& opts) {
         } catch (const std::exception& e) {
             log(Level::Error, std::string("internal error while handling events: ") + e.what());
         }
+        metrics.write_if_due(now_usec());
     }
     sd_notify(0, "STOPPING=1");
     object = nullptr;

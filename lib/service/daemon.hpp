@@ -16,6 +16,9 @@ struct DaemonOptions {
     std::vector<std::filesystem::path> profiles_dirs;  // before the config's and the defaults
     std::optional<std::filesystem::path> state_dir;    // default: config's, then /run/nictune
     std::string bus_address;                           // empty: the system bus
+    // node_exporter textfile directory ("" = none); default: the config's,
+    // then /var/lib/prometheus/node-exporter (service/metrics.hpp).
+    std::optional<std::filesystem::path> metrics_dir;
     bool debug = false;
 };
 

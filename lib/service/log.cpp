@@ -60,6 +60,24 @@ const char* prefix(Level l) {
 
 }  // namespace
 
+std::string_view message_id(Event e) {
+    // Made with `systemd-id128 new`; never change one (operators' queries
+    // and alerts select by them). systemd/nictune.catalog has the same IDs.
+    switch (e) {
+        case Event::None:
+            return "";
+        case Event::Applied:
+            return "049c911bfe3d4497be65b67ac0d9bcb4";
+        case Event::RolledBack:
+            return "477e00f0624b42d9802a3657e8045ef5";
+        case Event::Drift:
+            return "8433f0fc3d4c4448ba84f4e29cd04d30";
+        case Event::Failed:
+            return "3d9d2c31b9d94f13b96ecc170f2492e6";
+    }
+    return "";
+}
+
 void init_log(bool debug) {
     g_debug = debug;
     g_journal = stderr_is_journal();
@@ -82,6 +100,11 @@ void log(Level level, std::string_view message, const LogFields& f) {
     if (!f.profile.empty()) fields.push_back("PROFILE=" + f.profile);
     if (!f.setting.empty()) fields.push_back("SETTING=" + f.setting);
     if (!f.transaction.empty()) fields.push_back("NICTUNE_TRANSACTION=" + f.transaction);
+    if (f.event != Event::None) fields.push_back("MESSAGE_ID=" + std::string(message_id(f.event)));
+    if (!f.result.empty()) fields.push_back("NICTUNE_RESULT=" + f.result);
+    if (!f.reason.empty()) fields.push_back("NICTUNE_REASON=" + f.reason);
+    if (!f.expected.empty()) fields.push_back("NICTUNE_EXPECTED=" + f.expected);
+    if (!f.actual.empty()) fields.push_back("NICTUNE_ACTUAL=" + f.actual);
     std::vector<iovec> iov;
     for (auto& x : fields)
         iov.push_back(iovec{x.data(), x.size()});

@@ -18,6 +18,12 @@ const std::string* setting_key(std::string_view path) {
 
 namespace {
 
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 // One value per key, the last one given (as a map would keep).
 void set_expected(Tracked& t, const std::string* key, const Scalar& value) {
     for (auto& b : t.baseline)
@@ -69,6 +75,7 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
     t.profile = r.profile;
     t.transaction = r.transaction;
     t.last_result = tx_result_name(r.result);
+    t.last_result_at = unix_now();
     t.drifted.clear();
     if (r.result == TxResult::Applied) {
         t.baseline.clear();
@@ -90,6 +97,9 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
         }
     }
     LogFields f{t.name, r.profile, "", r.transaction};
+    f.event = r.result == TxResult::Applied ? Event::Applied : Event::Failed;
+    f.result = tx_result_name(r.result);
+    f.reason = reason;
     if (r.result == TxResult::Applied)
         log(Level::Notice, "applied profile " + r.profile + " (" + reason + ")", f);
     else
@@ -125,8 +135,12 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
     if (!r) {
         t.profile = b->profile;
         t.last_result = "error";
-        log(Level::Error, "profile " + b->profile + " (" + reason + "): " + r.error().str(),
-            {t.name, b->profile, "", ""});
+        t.last_result_at = unix_now();
+        LogFields f{t.name, b->profile, "", ""};
+        f.event = Event::Failed;
+        f.result = "error";
+        f.reason = reason;
+        log(Level::Error, "profile " + b->profile + " (" + reason + "): " + r.error().str(), f);
         if (events_.applied) events_.applied("", t.name, b->profile, "error", reason);
         return;
     }
@@ -451,10 +465,14 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
     for (const auto& [key, actual] : changed) {
         t.drifted.push_back(key);
         const std::string expected = to_string(*t.expected(key));
+        LogFields f{t.name, t.profile, key, t.transaction};
+        f.event = Event::Drift;
+        f.expected = expected;
+        f.actual = to_string(actual);
         log(Level::Warning,
             key + " drifted: " + to_string(actual) + ", expected " + expected +
                 (enforce ? "; re-applying" : ""),
-            {t.name, t.profile, key, ""});
+            f);
         if (events_.drift) events_.drift(t.name, key, expected, to_string(actual), enforce);
     }
     if (!enforce) return;
@@ -547,10 +565,16 @@ void Watcher::note_request(const ApplyResult& r) {
 void Watcher::note_rollback(const std::string& interface) {
     for (auto& [idx, t] : tracked_) {
         if (t.name != interface) continue;
+        LogFields f{t.name, t.profile, "", ""};
+        f.event = Event::RolledBack;
+        f.result = "rolled_back";
+        f.reason = "request";
+        log(Level::Notice, "original settings restored", f);
         // The operator asked for the originals: stop holding the profile.
         t.baseline.clear();
         t.drifted.clear();
         t.last_result = "rolled_back";
+        t.last_result_at = unix_now();
     }
 }
 

@@ -52,6 +52,7 @@ struct Tracked {
     std::string profile;                  // last applied (binding or request)
     std::string transaction;              // last transaction
     std::string last_result;              // tx_result_name or "" before any
+    int64_t last_result_at = 0;           // when last_result was set, Unix seconds
     std::vector<BaselineValue> baseline;  // the values after the last apply
     std::vector<std::string> drifted;     // keys that differ now
     // At most kMaxEnforcementsPerMinute entries, oldest first. A vector: an

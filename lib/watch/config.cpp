@@ -187,6 +187,19 @@ Result<void> daemon_state_dir(const toml::node& v, const SourceLoc& loc, const s
     return {};
 }
 
+Result<void> daemon_metrics_dir(const toml::node& v, const SourceLoc& loc, const std::string&,
+                                DaemonConfig& cfg) {
+    // "" turns the metrics off; anything else is a directory.
+    if (auto str = v.as_string(); str && str->get().empty()) {
+        cfg.metrics_dir = "";
+        return {};
+    }
+    auto p = absolute_path(v, loc, "daemon.metrics_dir");
+    if (!p) return std::unexpected(p.error());
+    cfg.metrics_dir = std::move(*p);
+    return {};
+}
+
 struct DaemonKey {
     std::string_view name;
     DaemonParser parse;
@@ -195,6 +208,7 @@ struct DaemonKey {
 constexpr DaemonKey kDaemonKeys[] = {
     {"profiles_dirs", daemon_profiles_dirs},
     {"state_dir", daemon_state_dir},
+    {"metrics_dir", daemon_metrics_dir},
 };
 
 constexpr std::string_view kSections[] = {"daemon", "bind"};
@@ -267,6 +281,12 @@ Result<void> parse_bindings(const toml::node& v, const SourceLoc& vloc, const st
 }
 
 }  // namespace
+
+std::vector<std::string_view> config_keys(std::string_view section) {
+    if (section == "daemon") return names_of(kDaemonKeys);
+    if (section == "bind") return names_of(kBindKeys);
+    return {};
+}
 
 bool Binding::matches(const Identity& id) const {
     // A binding that names nothing must not silently claim every NIC

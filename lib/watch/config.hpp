@@ -5,6 +5,7 @@
 //   [daemon]                      # optional
 //   profiles_dirs = ["/srv/nictune/profiles"]   # searched before /etc and the shipped ones
 //   state_dir = "/run/nictune"
+//   metrics_dir = "/var/lib/prometheus/node-exporter"   # "" turns the metrics file off
 //
 //   [[bind]]
 //   profile = "x520-lowlatency"
@@ -53,11 +54,16 @@ struct DaemonConfig {
     std::filesystem::path file;  // where it came from (empty: defaults)
     std::vector<std::string> profiles_dirs;
     std::optional<std::string> state_dir;
+    // node_exporter's textfile directory for nictune.prom; "" = none.
+    std::optional<std::string> metrics_dir;
     std::vector<Binding> bindings;
 
     // The first binding that matches, or nullptr.
     [[nodiscard]] const Binding* binding_for(const Identity& id) const;
 };
+
+// The keys of [daemon] ("daemon") and [[bind]] ("bind"), for the docs.
+std::vector<std::string_view> config_keys(std::string_view section);
 
 Result<DaemonConfig> parse_config(std::string_view text, const std::string& file);
 

@@ -19,6 +19,30 @@ TEST(ProfileReference, CommittedDocMatchesTheSchemaTable) {
         << "docs/profiles.md is stale: run `nictunectl keys --markdown > docs/profiles.md`";
 }
 
+// docs/man/nictune-profile.5 likewise: `nictunectl keys --man`.
+TEST(ProfileReference, CommittedManPageMatchesTheSchemaTable) {
+    std::ifstream in(std::string(NICTUNE_SOURCE_DIR) + "/docs/man/nictune-profile.5");
+    ASSERT_TRUE(in) << "docs/man/nictune-profile.5 is missing";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str(), report::keys_man())
+        << "docs/man/nictune-profile.5 is stale: run `nictunectl keys --man > "
+           "docs/man/nictune-profile.5`";
+}
+
+// Every key of the schema is in the man page, as a tagged paragraph.
+TEST(ProfileReference, ManPageHasEveryKey) {
+    const std::string man = report::keys_man();
+    for (const auto& k : report::keys_json()["keys"]) {
+        std::string key = k["key"].get<std::string>();
+        std::string roff;
+        for (char c : key)
+            roff += c == '-' ? std::string("\\-") : std::string(1, c);
+        EXPECT_NE(man.find(".TP\n.B " + roff + "\n"), std::string::npos) << key;
+    }
+    EXPECT_NE(man.find(".SS [coalesce]\n"), std::string::npos);
+}
+
 TEST(ProfileReference, ListsEveryWritableKey) {
     auto j = report::keys_json();
     bool has_rx_usecs = false, has_mtu = false;
