@@ -273,6 +273,8 @@ Result<void> parse_rows(const toml::node& v, const std::string& file, const std:
         out.push_back(std::move(*row));
     }
     return {};
+}
+
 // [[DRIVER.counters]] {name, kind, meaning, source}: the health checks'
 // table, parsed apart from the settings' keys.
 Result<std::vector<CounterFact>> parse_counters(const toml::node& n, const std::string& file,
@@ -317,6 +319,19 @@ Result<std::vector<CounterFact>> parse_counters(const toml::node& n, const std::
 }
 
 }  // namespace
+
+bool valid_counter_kind(std::string_view kind) {
+    for (std::string_view k :
+         {"rx_no_buffer", "rx_dropped", "crc", "pause_rx", "pause_tx", "tx_timeout", "alloc_fail"})
+        if (kind == k) return true;
+    return false;
+}
+
+const CounterFact* DriverFacts::counter(std::string_view name) const {
+    for (const auto& c : counters)
+        if (glob_match(c.name, name)) return &c;
+    return nullptr;
+}
 
 const char* rounding_name(Rounding r) {
     switch (r) {
@@ -418,17 +433,6 @@ std::string DriverFacts::accepts_text(Section s) const {
                ")";
     }
     return driver + ": nictune's driver table says nothing about [" + sec + "]";
-bool valid_counter_kind(std::string_view kind) {
-    for (std::string_view k :
-         {"rx_no_buffer", "rx_dropped", "crc", "pause_rx", "pause_tx", "tx_timeout", "alloc_fail"})
-        if (kind == k) return true;
-    return false;
-}
-
-const CounterFact* DriverFacts::counter(std::string_view name) const {
-    for (const auto& c : counters)
-        if (glob_match(c.name, name)) return &c;
-    return nullptr;
 }
 
 Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& file) {
@@ -491,6 +495,10 @@ Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& fil
             } else if (key == "resets_link") {
                 auto ok = parse_rows(v, file, what, f.resets_link, parse_reset);
                 if (!ok) return std::unexpected(ok.error());
+            } else if (key == "counters") {
+                auto c = parse_counters(v, file, what);
+                if (!c) return std::unexpected(c.error());
+                f.counters = std::move(*c);
             } else if (key == "bad_versions") {
                 auto arr = v.as_array();
                 if (!arr) return invalid(v.source(), file, what + ": expected an array of tables");
@@ -499,10 +507,6 @@ Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& fil
                     if (!bv) return std::unexpected(bv.error());
                     f.bad_versions.push_back(std::move(*bv));
                 }
-            } else if (key == "counters") {
-                auto c = parse_counters(v, file, what);
-                if (!c) return std::unexpected(c.error());
-                f.counters = std::move(*c);
             } else {
                 return invalid(k.source(), file,
                                "unknown key " + quote(key) + " in [" + f.driver + "]");

@@ -82,7 +82,10 @@ Result<report::AuditMetrics> daemon_audit(Manager& manager, const Watcher& watch
     for (const auto& [idx, t] : watcher.tracked())
         if (t.binding) bound[t.binding->profile].push_back(t.name);
     for (const auto& [profile, names] : bound) {
-        auto r = manager.audit(AuditRequest{names, false, profile});
+        AuditRequest req;
+        req.interfaces = names;
+        req.profile = profile;
+        auto r = manager.audit(req);
         if (!r) {
             // An interface gone under us, a profile broken on disk: the
             // others still count; the next change writes again.
