@@ -535,7 +535,7 @@ int cmd_probe(const Globals& g, const ProbeArgs& a) {
         std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
     else
         std::cout << report::probe_text(j, want_color(g));
-    if (r->path_mtu && r->path_mtu->path_mtu < r->interface.mtu) return kPathCheck;
+    if (r->path_mtu && r->path_mtu->source != probe::MtuSource::Interface) return kPathCheck;
     return kOk;
 }
 

@@ -250,6 +250,19 @@ TEST_F(Probe, ReportsTheNextHopMtuARouterAnswersWith) {
     EXPECT_NE(text.r.out.find("fragmentation needed"), std::string::npos) << text.r.out;
 }
 
+TEST_F(Probe, TheLoopbackCarriesWhatIpCan) {
+    ASSERT_TRUE(make_namespaces(1)) << why_;
+    // lo's MTU is 65536; an IP packet is at most 65535 bytes, and that is
+    // the whole of what the path can carry: not a failed check.
+    auto t = ctl(0, {"127.0.0.1", "--json", "--count", "3"});
+    ASSERT_EQ(t.r.status, 0) << t.r.out << t.r.err;
+    auto j = parse_json(t.r.out);
+    EXPECT_EQ(j.at("interface").at("name"), "lo");
+    EXPECT_EQ(j.at("interface").at("mtu"), 65536);
+    EXPECT_EQ(j.at("path_mtu"), 65535);
+    EXPECT_EQ(j.at("path_mtu_source"), "interface");
+}
+
 // ---- latency
 
 TEST_F(Probe, RttFiguresAgreeWithPing) {
