@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,6 +31,28 @@ constexpr std::size_t kReadBytes = 256 * 1024;
 
 std::string seconds_text(std::chrono::milliseconds ms) {
     return fmt::format("{:.1f} s", std::chrono::duration<double>(ms).count());
+}
+
+// Random bytes that never wait for the kernel's pool (a probe at boot must
+// not block on it): getrandom() where it has them, else a splitmix64
+// stream. Neither the cookie (it names a test to one server) nor the
+// payload needs more than being unpredictable enough not to repeat.
+void fill_random(uint8_t* p, std::size_t n) {
+    std::size_t off = 0;
+    while (off < n) {
+        const ssize_t r = getrandom(p + off, n - off, GRND_NONBLOCK);
+        if (r <= 0) break;
+        off += static_cast<std::size_t>(r);
+    }
+    uint64_t x = static_cast<uint64_t>(Clock::now().time_since_epoch().count()) ^
+                 (static_cast<uint64_t>(getpid()) << 32);
+    for (; off < n; ++off) {
+        x += 0x9e3779b97f4a7c15ULL;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        p[off] = static_cast<uint8_t>(z ^ (z >> 31));
+    }
 }
 
 int poll_ms(Clock::time_point deadline) {
@@ -321,17 +344,12 @@ Result<ThroughputResult> Session::run() {
     if (opts_.seconds < 1 || opts_.seconds > 3600)
         return fail(Errc::InvalidArgument, where_, "the test time must be 1..3600 s");
     uint8_t random[36];
-    if (getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random))
-        return fail_errno(errno, where_ + ": random cookie");
+    fill_random(random, sizeof random);
     const std::string cookie = make_cookie(random);
     buf_.resize(std::max(kBlockBytes, kReadBytes));
     // What is sent is random, as iperf3's own (compression on the path
     // must not flatter the figure).
-    for (std::size_t off = 0; off < buf_.size();) {
-        const ssize_t n = getrandom(buf_.data() + off, buf_.size() - off, 0);
-        if (n <= 0) return fail_errno(errno, where_ + ": random data");
-        off += static_cast<std::size_t>(n);
-    }
+    fill_random(buf_.data(), buf_.size());
 
     auto ctrl = connect_one("control connection");
     if (!ctrl) return std::unexpected(ctrl.error());
