@@ -240,6 +240,13 @@ TEST_F(Probe, ReportsTheNextHopMtuARouterAnswersWith) {
             EXPECT_EQ(j.at("next_hop_mtu"), 1500) << peer;
             EXPECT_EQ(j.at("icmp_from"), router) << peer;
             EXPECT_EQ(j.at("interface").at("gateway"), router) << peer;
+            // ip is the oracle for the way out and the interface's MTU.
+            auto route = parse_json(ns(0).exec("ip -j route get " + peer).out).at(0);
+            EXPECT_EQ(j.at("interface").at("name"), route.at("dev")) << peer;
+            EXPECT_EQ(j.at("interface").at("gateway"), route.at("gateway")) << peer;
+            auto link = parse_json(ns(0).exec("ip -j link show a0").out).at(0);
+            EXPECT_EQ(j.at("interface").at("mtu"), link.at("mtu")) << peer;
+            EXPECT_EQ(j.at("interface").at("ifindex"), link.at("ifindex")) << peer;
         }
         auto cached = ns(0).exec("ip route get " + peer);
         EXPECT_NE(cached.out.find("mtu 1500"), std::string::npos) << cached.out;
