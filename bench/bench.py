@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+import probe_bench
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILE = "bench-veth"
 MTU = 9000
@@ -861,6 +863,10 @@ def report(results):
                          f"{'-' if not bps else f'{bps / 1e6:.0f} MB/s'} |")
         lines.append("")
 
+    # The probe (issue 15): bench/probe_bench.py.
+    if results.get("probe"):
+        probe_bench.report(results["probe"], lines, verdicts, fmt_ms, spread)
+
     if verdicts:
         lines.append("### Targets")
         lines.append("")
@@ -882,8 +888,11 @@ def main():
     ap.add_argument("--build-type", default="Release")
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "latest.json"))
     ap.add_argument("--scales", default="1,64,512")
-    ap.add_argument("--only", default="audit,apply,daemon,analysis,micro",
-                    help="comma-separated scenarios: audit, apply, daemon, analysis, micro")
+    ap.add_argument("--only", default="audit,apply,daemon,analysis,micro,probe",
+                    help="comma-separated scenarios: audit, apply, daemon, analysis, micro, probe")
+    ap.add_argument("--probe-reps", type=int, default=5,
+                    help="probe: alternating throughput pairs per direction (path MTU: twice as many runs)")
+    ap.add_argument("--probe-seconds", type=int, default=3, help="probe: length of each throughput test")
     ap.add_argument("--reps", type=int, default=7, help="recorded repetitions per scenario (fewer at N=512)")
     ap.add_argument("--bound", type=int, default=512)
     ap.add_argument("--startup-reps", type=int, default=3)
@@ -954,6 +963,11 @@ def main():
     if "micro" in only:
         log("micro-benchmarks")
         results["micro"] = scenario_micro(ctx)
+
+    if "probe" in only:
+        log(f"probe: throughput against iperf3 -c, path-MTU times (load {loadavg()})")
+        ctx.run, ctx.have, ctx.children = run, shutil.which, _children
+        results["probe"] = probe_bench.scenario(ctx, log, summary, args.probe_reps, args.probe_seconds)
 
     results["machine"]["loadavg_end"] = loadavg()
     table = report(results)

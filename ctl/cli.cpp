@@ -15,12 +15,14 @@
 #include "backend/netlink_backend.hpp"
 #include "dbus/client.hpp"
 #include "engine/manager.hpp"
+#include "probe/probe.hpp"
 #include "profile/facts.hpp"
 #include "profile/loader.hpp"
 #include "report/json_report.hpp"
 #include "report/keys_doc.hpp"
 #include "report/plan_report.hpp"
 #include "report/prometheus.hpp"
+#include "report/probe_report.hpp"
 #include "report/text_report.hpp"
 #include "util/json_writer.hpp"
 #include "util/strings.hpp"
@@ -557,6 +559,85 @@ int cmd_keys(bool json, bool markdown, bool man) {
     return kOk;
 }
 
+// ---- probe: the path to a peer (issue 15) ----
+
+struct ProbeArgs {
+    std::string peer;
+    std::string interface;
+    bool json = false;
+    bool throughput = false;
+    unsigned time = 5;
+    unsigned streams = 1;
+    bool reverse = false;
+    uint16_t port = 5201;
+    unsigned count = 20;
+    double timeout = 2.0;
+};
+
+CLI::App* add_probe_command(CLI::App& app, ProbeArgs& a) {
+    auto* cmd = app.add_subcommand(
+        "probe",
+        "Measure the path to a peer: path MTU and latency (ICMP), throughput (its iperf3 -s)");
+    cmd->add_option("peer", a.peer, "Address or host name of the peer")
+        ->required()
+        ->type_name("PEER");
+    cmd->add_option("--interface", a.interface,
+                    "Leave by this interface (default: the route's; needed for a link-local "
+                    "IPv6 peer)")
+        ->type_name("IFACE");
+    cmd->add_flag("--json", a.json, "One JSON object on stdout");
+    auto* tp = cmd->add_flag("--throughput", a.throughput,
+                             "Also measure TCP throughput against iperf3 -s on the peer");
+    cmd->add_option("--time", a.time, "Throughput test length")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1U, 3600U))
+        ->needs(tp);
+    cmd->add_option("--streams", a.streams, "Parallel TCP streams")
+        ->type_name("N")
+        ->check(CLI::Range(1U, 128U))
+        ->needs(tp);
+    cmd->add_flag("--reverse", a.reverse, "The peer sends (iperf3 -R)")->needs(tp);
+    cmd->add_option("--port", a.port, "The iperf3 server's port")
+        ->type_name("P")
+        ->check(CLI::Range(1, 65535))
+        ->needs(tp);
+    cmd->add_option("--count", a.count, "Echo requests for the latency figures")
+        ->type_name("N")
+        ->check(CLI::Range(1U, 10000U));
+    cmd->add_option("--timeout", a.timeout, "The longest wait for any one answer")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.01, 600.0));
+    return cmd;
+}
+
+int cmd_probe(const Globals& g, const ProbeArgs& a) {
+    probe::ProbeOptions opts;
+    opts.count = a.count;
+    opts.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
+    if (a.throughput) {
+        probe::ThroughputOptions t;
+        t.port = a.port;
+        t.streams = a.streams;
+        t.reverse = a.reverse;
+        t.seconds = a.time;
+        t.timeout = opts.timeout;
+        opts.throughput = t;
+    }
+    const std::optional<std::string> iface =
+        a.interface.empty() ? std::nullopt : std::optional(a.interface);
+    auto r = probe::run_probe(a.peer, opts, iface);
+    if (!r) return report_error(r.error());
+    const Json j = report::probe_json(*r);
+    if (a.json)
+        std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    else
+        std::cout << report::probe_text(j, want_color(g));
+    if (r->path_mtu && r->path_mtu->source != probe::MtuSource::Interface) return kPathCheck;
+    return kOk;
+}
+
+// ---- end of probe ----
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -673,6 +754,10 @@ int run(int argc, char** argv) {
     keys_cmd->add_flag("--man", keys_man,
                        "The profile reference as a man page, nictune-profile(5)");
 
+    // probe (issue 15)
+    ProbeArgs probe_args;
+    auto* probe_cmd = add_probe_command(app, probe_args);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -704,6 +789,7 @@ int run(int argc, char** argv) {
     if (status_cmd->parsed()) return cmd_status(g, status_json);
     if (reload_cmd->parsed()) return cmd_reload(g);
     if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown, keys_man);
+    if (probe_cmd->parsed()) return cmd_probe(g, probe_args);
     return kUsage;
 }
 

@@ -10,7 +10,8 @@ enum Exit : int {
     kUsage = 2,       // bad usage or input; nothing changed
     kRolledBack = 3,  // a step failed and everything was rolled back
     kPartial = 4,     // a step failed and the rollback did not complete
-    kCannotRead = 5,  // could not read or talk to the kernel/daemon (says why)
+    kCannotRead = 5,  // could not read or talk to the kernel/daemon/peer (says why)
+    kPathCheck = 6,   // probe: the path does not carry the interface's MTU
 };
 
 int run(int argc, char** argv);

@@ -1,9 +1,11 @@
 #include "rtnl/link.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
+#include <netinet/in.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
@@ -606,6 +608,124 @@ Result<void> Socket::receive_events(const std::function<void(Link&&, bool delete
     }
     if (first_error) return std::unexpected(std::move(*first_error));
     return {};
+}
+
+namespace {
+
+std::optional<std::string> attr_address(const Attr& a, uint8_t family) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    const std::size_t want = family == AF_INET ? 4 : 16;
+    if (a.payload.size() != want) return std::nullopt;
+    if (inet_ntop(family, a.payload.data(), buf, sizeof buf) == nullptr) return std::nullopt;
+    return std::string(buf);
+}
+
+struct RouteExchange {
+    Exchange ex;  // errors, as for links
+    std::vector<Route> routes;
+    std::optional<Error> decode_error;
+};
+
+int on_route(nl_msg* msg, void* arg) {
+    auto* rx = static_cast<RouteExchange*>(arg);
+    const nlmsghdr* nlh = nlmsg_hdr(msg);
+    if (nlh->nlmsg_type != RTM_NEWROUTE) return NL_SKIP;
+    auto route = decode_route(nlh);
+    if (!route) {
+        if (!rx->decode_error) rx->decode_error = std::move(route.error());
+        return NL_SKIP;
+    }
+    rx->routes.push_back(std::move(*route));
+    return NL_OK;
+}
+
+}  // namespace
+
+Result<Route> decode_route(const nlmsghdr* nlh) {
+    constexpr std::string_view kWhere = "route message";
+    if (nlh == nullptr) return fail(Errc::Internal, std::string(kWhere), "no message");
+    if (nlh->nlmsg_type != RTM_NEWROUTE)
+        return fail(Errc::Internal, std::string(kWhere),
+                    "unexpected message type " + std::to_string(nlh->nlmsg_type));
+    if (nlh->nlmsg_len < NLMSG_SPACE(sizeof(rtmsg)))
+        return fail(Errc::Internal, std::string(kWhere), "truncated rtmsg");
+    rtmsg rtm{};
+    std::memcpy(&rtm, NLMSG_DATA(nlh), sizeof rtm);
+    Route route;
+    route.type = rtm.rtm_type;
+    const Bytes attrs = message_bytes(nlh).subspan(NLMSG_SPACE(sizeof(rtmsg)));
+    auto r = for_each_attr(attrs, kWhere, [&](const Attr& a) -> Result<void> {
+        switch (a.type) {
+            case RTA_OIF: {
+                auto v = attr_u32(a, "RTA_OIF");
+                if (!v) return std::unexpected(std::move(v.error()));
+                route.oif = static_cast<int>(*v);
+                return {};
+            }
+            case RTA_GATEWAY:
+                route.gateway = attr_address(a, rtm.rtm_family);
+                return {};
+            case RTA_PREFSRC:
+                route.prefsrc = attr_address(a, rtm.rtm_family);
+                return {};
+            default:
+                return {};
+        }
+    });
+    if (!r) return std::unexpected(std::move(r.error()));
+    return route;
+}
+
+Result<Route> Socket::route_to(const sockaddr* dst, int oif) {
+    std::string context = "route";
+    if (dst == nullptr || (dst->sa_family != AF_INET && dst->sa_family != AF_INET6))
+        return fail(Errc::InvalidArgument, context, "not an IPv4 or IPv6 address");
+    NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
+    rtmsg rtm{};
+    rtm.rtm_family = static_cast<uint8_t>(dst->sa_family);
+    // A host route, as `ip route get` asks.
+    rtm.rtm_dst_len = dst->sa_family == AF_INET ? 32 : 128;
+    if (msg && nlmsg_append(msg.get(), &rtm, sizeof rtm, NLMSG_ALIGNTO) < 0) msg.reset();
+    char text[INET6_ADDRSTRLEN] = {};
+    if (dst->sa_family == AF_INET) {
+        sockaddr_in s4{};
+        std::memcpy(&s4, dst, sizeof s4);
+        inet_ntop(AF_INET, &s4.sin_addr, text, sizeof text);
+        if (msg && nla_put(msg.get(), RTA_DST, 4, &s4.sin_addr) < 0) msg.reset();
+    } else {
+        sockaddr_in6 s6{};
+        std::memcpy(&s6, dst, sizeof s6);
+        inet_ntop(AF_INET6, &s6.sin6_addr, text, sizeof text);
+        if (msg && nla_put(msg.get(), RTA_DST, 16, &s6.sin6_addr) < 0) msg.reset();
+        if (oif <= 0) oif = static_cast<int>(s6.sin6_scope_id);
+    }
+    context = std::string("route to ") + text;
+    if (msg && oif > 0 && nla_put_u32(msg.get(), RTA_OIF, static_cast<uint32_t>(oif)) < 0)
+        msg.reset();
+    if (!msg) return fail(Errc::Internal, context, "out of memory");
+
+    RouteExchange rx;
+    nl_socket_modify_cb(sk_, NL_CB_VALID, NL_CB_CUSTOM, on_route, &rx);
+    nl_socket_modify_err_cb(sk_, NL_CB_CUSTOM, on_error, &rx.ex);
+    int err = nl_send_auto(sk_, msg.get());
+    if (err >= 0) {
+        err = nl_recvmsgs_default(sk_);
+        if (err >= 0 && rx.ex.sys_errno == 0) err = nl_wait_for_ack(sk_);
+    }
+    nl_socket_modify_cb(sk_, NL_CB_VALID, NL_CB_DEFAULT, nullptr, nullptr);
+    nl_socket_modify_err_cb(sk_, NL_CB_DEFAULT, nullptr, nullptr);
+    if (err < 0 || rx.ex.sys_errno != 0) {
+        auto e = exchange_failure(rx.ex, err < 0 ? err : -NLE_FAILURE, context);
+        // ENODEV here means "no route through that interface", not a
+        // missing interface name of the caller's.
+        if (e.error().code == Errc::NoSuchInterface) e.error().code = Errc::Kernel;
+        return e;
+    }
+    if (rx.decode_error) return std::unexpected(std::move(*rx.decode_error));
+    if (rx.routes.size() != 1)
+        return fail(Errc::Internal, context,
+                    "expected one route in the reply, got " + std::to_string(rx.routes.size()));
+    return std::move(rx.routes.front());
 }
 
 }  // namespace nictune::rtnl

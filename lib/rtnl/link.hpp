@@ -11,6 +11,7 @@
 #pragma once
 
 #include <linux/netlink.h>
+#include <sys/socket.h>
 
 #include <cstdint>
 #include <functional>
@@ -46,6 +47,19 @@ struct Link {
 // truncated ones rejected.
 Result<Link> decode_link(const nlmsghdr* nlh);
 
+// The kernel's answer to "which way to this address" (RTM_GETROUTE, what
+// `ip route get` asks).
+struct Route {
+    uint8_t type = 0;                    // RTN_UNICAST, RTN_LOCAL, RTN_BROADCAST, ...
+    int oif = 0;                         // RTA_OIF: the interface packets leave by
+    std::optional<std::string> gateway;  // RTA_GATEWAY, numeric
+    std::optional<std::string> prefsrc;  // RTA_PREFSRC, numeric
+};
+
+// RTM_NEWROUTE message -> Route. Unknown attributes are ignored, truncated
+// ones rejected.
+Result<Route> decode_route(const nlmsghdr* nlh);
+
 struct LinkChange {
     std::optional<uint32_t> mtu;
     std::optional<uint32_t> txqueuelen;
@@ -71,6 +85,12 @@ class Socket {
     // Many changes pipelined (several messages per datagram, ACKs collected
     // afterwards): one result per change, in order.
     std::vector<Result<void>> change_links(std::span<const std::pair<int, LinkChange>> changes);
+
+    // The route the kernel would use to reach `dst` (AF_INET or AF_INET6).
+    // `oif` > 0 asks for the way out of that interface (the zone of a
+    // link-local address). "No route" is Errc::Kernel with ENETUNREACH or
+    // EHOSTUNREACH.
+    Result<Route> route_to(const sockaddr* dst, int oif = 0);
 
     // Event socket: joins RTNLGRP_LINK; read with receive_events() on fd().
     // `queue_bytes`: the receive queue asked for (SO_RCVBUFFORCE with
