@@ -33,7 +33,11 @@ TEST(ProfileReference, CommittedManPageMatchesTheSchemaTable) {
 // Every key of the schema is in the man page, as a tagged paragraph.
 TEST(ProfileReference, ManPageHasEveryKey) {
     const std::string man = report::keys_man();
-    for (const auto& k : report::keys_json()["keys"]) {
+    // The document is held: a range-for over a member of a temporary would
+    // read freed memory (the temporary ends before the loop; C++23's P2718
+    // fix is not in g++ 12).
+    const auto doc = report::keys_json();
+    for (const auto& k : doc["keys"]) {
         std::string key = k["key"].get<std::string>();
         std::string roff;
         for (char c : key)
