@@ -873,7 +873,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build-bench"))
     ap.add_argument("--build-type", default="Release")
-    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "latest.json"))
+    ap.add_argument("--out", help="write every sample as JSON to FILE and the table to FILE's .md "
+                    "(default: BUILD_DIR/bench-results/latest.json, not committed, and bench/results/latest.md)")
     ap.add_argument("--scales", default="1,64,512")
     ap.add_argument("--only", default="audit,apply,daemon,analysis,micro",
                     help="comma-separated scenarios: audit, apply, daemon, analysis, micro")
@@ -951,14 +952,21 @@ def main():
     results["machine"]["loadavg_end"] = loadavg()
     table = report(results)
     print(table)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    # The samples stay out of git (a build directory); the table, which
+    # BENCHMARKS.md quotes, is committed.
+    if args.out:
+        out_json, md = args.out, os.path.splitext(args.out)[0] + ".md"
+    else:
+        out_json = os.path.join(args.build_dir, "bench-results", "latest.json")
+        md = os.path.join(REPO, "bench", "results", "latest.md")
+    for path in (out_json, md):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     results["table_markdown"] = table
-    with open(args.out, "w") as f:
+    with open(out_json, "w") as f:
         json.dump(results, f, indent=1)
-    md = os.path.splitext(args.out)[0] + ".md"
     with open(md, "w") as f:
         f.write(table + "\n")
-    log(f"wrote {args.out} and {md}")
+    log(f"wrote {out_json} and {md}")
 
 
 if __name__ == "__main__":
