@@ -701,9 +701,9 @@ std::vector<int> int_list(const std::string& s) {
     return out;
 }
 
-}  // namespace
+// ---- the phases ---------------------------------------------------------------
 
-int main(int argc, char** argv) {
+Options parse_options(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -751,246 +751,302 @@ int main(int argc, char** argv) {
         die("--nictuned, --bus, --config, --profiles-dir, --state-dir and --work-dir are needed");
     for (int k : o.hotplug)
         if (k < 2 || k > 4096) die("--hotplug sizes must be 2..4096");
+    return o;
+}
 
-    Json out;
-    Recorder rec;
-    // Signals arrive on a connection with its own event-loop thread; calls
-    // go over a second connection.
-    auto sig_conn = sdbus::createSessionBusConnectionWithAddress(o.bus);
-    auto call_conn = sdbus::createSessionBusConnectionWithAddress(o.bus);
-    call_conn->setMethodCallTimeout(120s);
-    auto manager = sdbus::createProxy(*sig_conn, kBusName, kPath);
-    manager->uponSignal("Applied").onInterface(kIface).call(
-        [&](const std::string&, const std::string& iface, const std::string&,
-            const std::string& result,
-            const std::string& reason) { rec.applied(iface, result, reason); });
-    manager->finishRegistration();
-    auto bus = sdbus::createProxy(*sig_conn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
-    bus->uponSignal("NameOwnerChanged")
-        .onInterface("org.freedesktop.DBus")
-        .call([&](const std::string& name, const std::string&, const std::string& owner) {
-            if (name == kBusName && !owner.empty()) rec.name_owned();
-        });
-    bus->finishRegistration();
-    sig_conn->enterEventLoopAsync();
+// The private bus: signals arrive on a connection with its own event-loop
+// thread (into the Recorder); calls go over a second connection.
+struct BusSide {
+    std::unique_ptr<sdbus::IConnection> signals;
+    std::unique_ptr<sdbus::IConnection> calls;
+    std::unique_ptr<sdbus::IProxy> manager;
+    std::unique_ptr<sdbus::IProxy> bus;
 
-    Rtnl rt;
-    const std::string notify_path = o.work_dir + "/notify.sock";
-    const int nfd = notify_socket(notify_path);
-    const auto bound = pairs("sb", o.bound);
-    const auto bound_names = names_of(bound);
-
-    // 1. start-up
-    std::unique_ptr<Daemon> daemon;
-    Json startup = Json::array();
-    for (int r = 0; r < o.startup_reps; ++r) {
-        if (daemon) {
-            daemon->stop();
-            daemon.reset();
-            destroy(rt, bound);
-        }
-        clear_dir(o.state_dir);
-        create(rt, bound);
-        // Let the kernel's own follow-up work (and the system) quieten.
-        std::this_thread::sleep_for(500ms);
-        rec.clear();
-        const double t0 = now_ms();
-        daemon = std::make_unique<Daemon>(o, notify_path);
-        auto ready = await_ready(nfd, *daemon, 120000);
-        if (!ready)
-            die("nictuned did not send READY=1 within 120 s (see " + o.work_dir + "/nictuned.log)");
-        const std::size_t want = bound_names.size();
-        rec.wait([&] { return rec.count("boot") >= want; }, 60000ms);
-        double last = 0;
-        int applied = 0, other = 0, missing = 0;
-        for (const auto& n : bound_names) {
-            auto s = rec.get("boot", n);
-            if (!s) {
-                ++missing;
-                continue;
-            }
-            last = std::max(last, s->t_ms - t0);
-            (s->result == "applied" ? applied : other)++;
-        }
-        auto name = rec.name_ms();
-        const int ok_mtu = with_mtu(rt, bound_names, o.mtu);
-        Json one{
-            {"bound", bound_names.size()}, {"bus_name_ms", name ? Json(*name - t0) : Json(nullptr)},
-            {"ready_ms", *ready - t0},     {"last_applied_signal_ms", last},
-            {"applied", applied},          {"not_applied", other},
-            {"no_signal", missing},        {"mtu_verified", ok_mtu}};
-        say("start-up " + std::to_string(r + 1) + ": " + one.dump());
-        startup.push_back(one);
+    BusSide(const std::string& address, Recorder& rec)
+        : signals(sdbus::createSessionBusConnectionWithAddress(address)),
+          calls(sdbus::createSessionBusConnectionWithAddress(address)) {
+        calls->setMethodCallTimeout(120s);
+        manager = sdbus::createProxy(*signals, kBusName, kPath);
+        manager->uponSignal("Applied").onInterface(kIface).call(
+            [&rec](const std::string&, const std::string& iface, const std::string&,
+                   const std::string& result,
+                   const std::string& reason) { rec.applied(iface, result, reason); });
+        manager->finishRegistration();
+        bus = sdbus::createProxy(*signals, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+        bus->uponSignal("NameOwnerChanged")
+            .onInterface("org.freedesktop.DBus")
+            .call([&rec](const std::string& name, const std::string&, const std::string& owner) {
+                if (name == kBusName && !owner.empty()) rec.name_owned();
+            });
+        bus->finishRegistration();
+        signals->enterEventLoopAsync();
     }
-    out["startup"] = startup;
-    const pid_t pid = daemon->pid();
-    out["daemon_pid"] = pid;
+    ~BusSide() { signals->leaveEventLoop(); }
+    BusSide(const BusSide&) = delete;
+    BusSide& operator=(const BusSide&) = delete;
+};
 
-    // 2. idle
-    out["idle"] = idle_phase(pid, o.idle_seconds);
-    say("idle: " + out["idle"].dump());
+// What every phase works with.
+struct Bench {
+    const Options& o;
+    Recorder& rec;
+    Rtnl& rt;
+    std::string notify_path;
+    int notify_fd = -1;
+    std::vector<std::pair<std::string, std::string>> bound;
+    std::vector<std::string> bound_names;
+};
 
-    // 3. hotplug bursts
+// 1. One start-up with fresh bound interfaces and an empty state directory;
+// `daemon` is the running nictuned afterwards.
+Json startup_once(Bench& b, std::unique_ptr<Daemon>& daemon) {
+    if (daemon) {
+        daemon->stop();
+        daemon.reset();
+        destroy(b.rt, b.bound);
+    }
+    clear_dir(b.o.state_dir);
+    create(b.rt, b.bound);
+    // Let the kernel's own follow-up work (and the system) quieten.
+    std::this_thread::sleep_for(500ms);
+    b.rec.clear();
+    const double t0 = now_ms();
+    daemon = std::make_unique<Daemon>(b.o, b.notify_path);
+    auto ready = await_ready(b.notify_fd, *daemon, 120000);
+    if (!ready)
+        die("nictuned did not send READY=1 within 120 s (see " + b.o.work_dir + "/nictuned.log)");
+    const std::size_t want = b.bound_names.size();
+    b.rec.wait([&] { return b.rec.count("boot") >= want; }, 60000ms);
+    double last = 0;
+    int applied = 0, other = 0, missing = 0;
+    for (const auto& n : b.bound_names) {
+        auto s = b.rec.get("boot", n);
+        if (!s) {
+            ++missing;
+            continue;
+        }
+        last = std::max(last, s->t_ms - t0);
+        (s->result == "applied" ? applied : other)++;
+    }
+    auto name = b.rec.name_ms();
+    const int ok_mtu = with_mtu(b.rt, b.bound_names, b.o.mtu);
+    return Json{{"bound", b.bound_names.size()},
+                {"bus_name_ms", name ? Json(*name - t0) : Json(nullptr)},
+                {"ready_ms", *ready - t0},
+                {"last_applied_signal_ms", last},
+                {"applied", applied},
+                {"not_applied", other},
+                {"no_signal", missing},
+                {"mtu_verified", ok_mtu}};
+}
+
+Json startup_phase(Bench& b, std::unique_ptr<Daemon>& daemon) {
+    Json startup = Json::array();
+    for (int r = 0; r < b.o.startup_reps; ++r) {
+        Json one = startup_once(b, daemon);
+        say("start-up " + std::to_string(r + 1) + ": " + one.dump());
+        startup.push_back(std::move(one));
+    }
+    return startup;
+}
+
+// 3. One burst of `k` new interfaces; latency from each one's RTM_NEWLINK
+// to its Applied signal (reason hotplug).
+Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
+    const auto ps = pairs("hp", k);
+    const auto names = names_of(ps);
+    settle(daemon.pid(), 500ms, 20000ms);
+    b.rec.clear();
+    const double t0 = now_ms();
+    auto created = create(b.rt, ps);
+    const double t_created = now_ms();
+    b.rec.wait([&] { return b.rec.count("hotplug") >= names.size(); }, 120000ms);
+    const double t_waited = now_ms();
+    std::vector<double> lat;
+    double last = 0;
+    int applied = 0, other = 0, missing = 0;
+    for (const auto& n : names) {
+        auto s = b.rec.get("hotplug", n);
+        if (!s) {
+            ++missing;
+            continue;
+        }
+        (s->result == "applied" ? applied : other)++;
+        lat.push_back(s->t_ms - created[n]);
+        last = std::max(last, s->t_ms);
+    }
+    const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
+    Json one{{"k", names.size()},
+             {"create_ms", t_created - t0},
+             {"total_ms", last > 0 ? last - t0 : t_waited - t0},
+             {"latency_ms", stats(lat)},
+             {"applied", applied},
+             {"not_applied", other},
+             {"no_signal", missing},
+             {"mtu_verified", ok_mtu},
+             {"daemon_alive", daemon.alive()}};
+    destroy(b.rt, ps);
+    return one;
+}
+
+Json hotplug_phase(Bench& b, Daemon& daemon) {
     Json hot = Json::array();
-    for (int k : o.hotplug) {
-        for (int r = 0; r < o.hotplug_reps; ++r) {
-            const auto ps = pairs("hp", k);
-            const auto names = names_of(ps);
-            settle(pid, 500ms, 20000ms);
-            rec.clear();
-            const double t0 = now_ms();
-            auto created = create(rt, ps);
-            const double t_created = now_ms();
-            rec.wait([&] { return rec.count("hotplug") >= names.size(); }, 120000ms);
-            const double t_waited = now_ms();
-            std::vector<double> lat;
-            double last = 0;
-            int applied = 0, other = 0, missing = 0;
-            for (const auto& n : names) {
-                auto s = rec.get("hotplug", n);
-                if (!s) {
-                    ++missing;
-                    continue;
-                }
-                (s->result == "applied" ? applied : other)++;
-                lat.push_back(s->t_ms - created[n]);
-                last = std::max(last, s->t_ms);
-            }
-            const int ok_mtu = with_mtu(rt, names, o.mtu);
-            Json one{{"k", names.size()},
-                     {"create_ms", t_created - t0},
-                     {"total_ms", last > 0 ? last - t0 : t_waited - t0},
-                     {"latency_ms", stats(lat)},
-                     {"applied", applied},
-                     {"not_applied", other},
-                     {"no_signal", missing},
-                     {"mtu_verified", ok_mtu},
-                     {"daemon_alive", daemon->alive()}};
+    for (int k : b.o.hotplug) {
+        for (int r = 0; r < b.o.hotplug_reps; ++r) {
+            Json one = hotplug_burst(b, daemon, k);
             say("hotplug K=" + std::to_string(k) + " rep " + std::to_string(r + 1) + ": " +
                 one.dump());
-            hot.push_back(one);
-            destroy(rt, ps);
-            if (!daemon->alive()) die("nictuned died during the hotplug burst");
+            hot.push_back(std::move(one));
+            if (!daemon.alive()) die("nictuned died during the hotplug burst");
         }
     }
-    out["hotplug"] = hot;
+    return hot;
+}
 
-    // 4. audits over D-Bus
-    if (o.audits > 0) {
-        settle(pid, 500ms, 20000ms);
-        auto proxy = sdbus::createProxy(*call_conn, kBusName, kPath);
-        const std::vector<std::string> ifaces = {bound_names.at(0), bound_names.at(1)};
-        Json samples = Json::array();
-        std::vector<double> call_ms;
-        auto sample = [&](int done) {
-            const ProcStat s = proc_stat(pid);
-            samples.push_back(Json{{"audits", done},
-                                   {"rss_kib", s.rss_kib},
-                                   {"rss_anon_kib", s.rss_anon_kib},
-                                   {"hwm_kib", s.hwm_kib}});
-        };
-        sample(0);
-        const double t0 = now_ms();
-        int errors = 0;
-        std::string first_error;
-        for (int i = 1; i <= o.audits; ++i) {
-            std::vector<sdbus::Struct<std::string, std::string, std::string, std::string,
-                                      std::string, std::string, std::string>>
-                findings;
-            std::string report;
-            const double s = now_ms();
-            try {
-                proxy->callMethod("Audit")
-                    .onInterface(kIface)
-                    .withArguments(ifaces, std::string(), std::map<std::string, sdbus::Variant>{})
-                    .storeResultsTo(findings, report);
-            } catch (const sdbus::Error& e) {
-                if (errors++ == 0) first_error = e.getName() + ": " + e.getMessage();
-            }
-            call_ms.push_back(now_ms() - s);
-            if (i == 100 || i % 1000 == 0 || i == o.audits) sample(i);
-            // Bounded in time as well as in count.
-            if (now_ms() - t0 > 600000) {
-                sample(i);
-                break;
-            }
+// 4. --audits Audit calls over D-Bus of two bound interfaces; RSS sampled at
+// 0, 100 and every 1000 calls.
+Json audit_phase(Bench& b, sdbus::IConnection& calls, pid_t pid) {
+    settle(pid, 500ms, 20000ms);
+    auto proxy = sdbus::createProxy(calls, kBusName, kPath);
+    const std::vector<std::string> ifaces = {b.bound_names.at(0), b.bound_names.at(1)};
+    Json samples = Json::array();
+    std::vector<double> call_ms;
+    auto sample = [&](int done) {
+        const ProcStat s = proc_stat(pid);
+        samples.push_back(Json{{"audits", done},
+                               {"rss_kib", s.rss_kib},
+                               {"rss_anon_kib", s.rss_anon_kib},
+                               {"hwm_kib", s.hwm_kib}});
+    };
+    sample(0);
+    const double t0 = now_ms();
+    int errors = 0;
+    std::string first_error;
+    for (int i = 1; i <= b.o.audits; ++i) {
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string, std::string,
+                                  std::string, std::string>>
+            findings;
+        std::string report;
+        const double s = now_ms();
+        try {
+            proxy->callMethod("Audit")
+                .onInterface(kIface)
+                .withArguments(ifaces, std::string(), std::map<std::string, sdbus::Variant>{})
+                .storeResultsTo(findings, report);
+        } catch (const sdbus::Error& e) {
+            if (errors++ == 0) first_error = e.getName() + ": " + e.getMessage();
         }
-        const double secs = (now_ms() - t0) / 1e3;
-        // Growth after a warm-up (the first 1000 audits, or the first 100 of
-        // a shorter run): caches, allocator arenas and the bus settle first.
-        long rss_warm = samples.front()["rss_kib"].get<long>();
-        for (const auto& s : samples)
-            if (s["audits"].get<int>() <= 1000 && s["audits"].get<int>() < o.audits)
-                rss_warm = s["rss_kib"].get<long>();
-        const long rss_last = samples.back()["rss_kib"].get<long>();
-        out["audits"] = Json{{"count", samples.back()["audits"]},
-                             {"interfaces", ifaces},
-                             {"seconds", secs},
-                             {"errors", errors},
-                             {"first_error", first_error},
-                             {"call_ms", stats(call_ms)},
-                             {"rss_samples", samples},
-                             {"rss_growth_after_warmup_kib", rss_last - rss_warm}};
-        say("audits: " + std::to_string(samples.back()["audits"].get<int>()) + " in " +
-            std::to_string(secs) + " s, RSS " + samples.front()["rss_kib"].dump() + " -> " +
-            std::to_string(rss_last) + " KiB");
+        call_ms.push_back(now_ms() - s);
+        if (i == 100 || i % 1000 == 0 || i == b.o.audits) sample(i);
+        // Bounded in time as well as in count.
+        if (now_ms() - t0 > 600000) {
+            sample(i);
+            break;
+        }
     }
+    const double secs = (now_ms() - t0) / 1e3;
+    // Growth after a warm-up (the first 1000 audits, or the first 100 of
+    // a shorter run): caches, allocator arenas and the bus settle first.
+    long rss_warm = samples.front()["rss_kib"].get<long>();
+    for (const auto& s : samples)
+        if (s["audits"].get<int>() <= 1000 && s["audits"].get<int>() < b.o.audits)
+            rss_warm = s["rss_kib"].get<long>();
+    const long rss_last = samples.back()["rss_kib"].get<long>();
+    say("audits: " + std::to_string(samples.back()["audits"].get<int>()) + " in " +
+        std::to_string(secs) + " s, RSS " + samples.front()["rss_kib"].dump() + " -> " +
+        std::to_string(rss_last) + " KiB");
+    return Json{{"count", samples.back()["audits"]},
+                {"interfaces", ifaces},
+                {"seconds", secs},
+                {"errors", errors},
+                {"first_error", first_error},
+                {"call_ms", stats(call_ms)},
+                {"rss_samples", samples},
+                {"rss_growth_after_warmup_kib", rss_last - rss_warm}};
+}
 
-    // 5. idle after activity, then stop
-    out["idle_after"] = idle_phase(pid, o.idle_seconds);
+// 6. One burst of the hotplug floor: the same creation, tuned by FloorTuner;
+// latency from each RTM_NEWLINK to the ACKs of its SETs.
+Json floor_burst(Bench& b, FloorTuner& tuner, int k) {
+    const auto ps = pairs("hf", k);
+    const auto names = names_of(ps);
+    std::this_thread::sleep_for(200ms);
+    tuner.clear();
+    const double t0 = now_ms();
+    auto created = create(b.rt, ps);
+    const double t_created = now_ms();
+    std::map<std::string, double> done;
+    while (now_ms() - t_created < 60000) {
+        done = tuner.done();
+        if (done.size() >= names.size()) break;
+        std::this_thread::sleep_for(5ms);
+    }
+    std::vector<double> lat;
+    double last = 0;
+    for (const auto& n : names) {
+        auto it = done.find(n);
+        if (it == done.end()) continue;
+        lat.push_back(it->second - created[n]);
+        last = std::max(last, it->second);
+    }
+    const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
+    Json one{{"k", names.size()},
+             {"create_ms", t_created - t0},
+             {"total_ms", last > 0 ? last - t0 : 0.0},
+             {"latency_ms", stats(lat)},
+             {"tuned", lat.size()},
+             {"set_errors", tuner.failures()},
+             {"mtu_verified", ok_mtu}};
+    destroy(b.rt, ps);
+    return one;
+}
+
+Json hotplug_floor_phase(Bench& b) {
+    Json floor = Json::array();
+    if (b.o.floor_reps <= 0) return floor;
+    FloorTuner tuner("hfa", b.o.mtu);
+    for (int k : b.o.hotplug) {
+        for (int r = 0; r < b.o.floor_reps; ++r) {
+            Json one = floor_burst(b, tuner, k);
+            say("hotplug floor K=" + std::to_string(k) + " rep " + std::to_string(r + 1) + ": " +
+                one.dump());
+            floor.push_back(std::move(one));
+        }
+    }
+    return floor;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse_options(argc, argv);
+    Recorder rec;
+    BusSide bus(o.bus, rec);
+    Rtnl rt;
+    Bench b{o, rec, rt, o.work_dir + "/notify.sock", -1, pairs("sb", o.bound), {}};
+    b.notify_fd = notify_socket(b.notify_path);
+    b.bound_names = names_of(b.bound);
+
+    Json out;
+    std::unique_ptr<Daemon> daemon;
+    out["startup"] = startup_phase(b, daemon);  // 1.
+    const pid_t pid = daemon->pid();
+    out["daemon_pid"] = pid;
+    out["idle"] = idle_phase(pid, o.idle_seconds);  // 2.
+    say("idle: " + out["idle"].dump());
+    out["hotplug"] = hotplug_phase(b, *daemon);                         // 3.
+    if (o.audits > 0) out["audits"] = audit_phase(b, *bus.calls, pid);  // 4.
+    out["idle_after"] = idle_phase(pid, o.idle_seconds);                // 5.
     say("idle after activity: " + out["idle_after"].dump());
     const double t_stop = now_ms();
     out["exit_status"] = daemon->stop();
     out["stop_ms"] = now_ms() - t_stop;
     daemon.reset();
+    out["hotplug_floor"] = hotplug_floor_phase(b);  // 6.
 
-    // 6. the hotplug floor: the same bursts, tuned by FloorTuner alone
-    Json floor = Json::array();
-    if (o.floor_reps > 0) {
-        FloorTuner tuner("hfa", o.mtu);
-        for (int k : o.hotplug) {
-            for (int r = 0; r < o.floor_reps; ++r) {
-                const auto ps = pairs("hf", k);
-                const auto names = names_of(ps);
-                std::this_thread::sleep_for(200ms);
-                tuner.clear();
-                const double t0 = now_ms();
-                auto created = create(rt, ps);
-                const double t_created = now_ms();
-                std::map<std::string, double> done;
-                while (now_ms() - t_created < 60000) {
-                    done = tuner.done();
-                    if (done.size() >= names.size()) break;
-                    std::this_thread::sleep_for(5ms);
-                }
-                std::vector<double> lat;
-                double last = 0;
-                for (const auto& n : names) {
-                    auto it = done.find(n);
-                    if (it == done.end()) continue;
-                    lat.push_back(it->second - created[n]);
-                    last = std::max(last, it->second);
-                }
-                const int ok_mtu = with_mtu(rt, names, o.mtu);
-                Json one{{"k", names.size()},
-                         {"create_ms", t_created - t0},
-                         {"total_ms", last > 0 ? last - t0 : 0.0},
-                         {"latency_ms", stats(lat)},
-                         {"tuned", lat.size()},
-                         {"set_errors", tuner.failures()},
-                         {"mtu_verified", ok_mtu}};
-                say("hotplug floor K=" + std::to_string(k) + " rep " + std::to_string(r + 1) +
-                    ": " + one.dump());
-                floor.push_back(one);
-                destroy(rt, ps);
-            }
-        }
-    }
-    out["hotplug_floor"] = floor;
-    destroy(rt, bound);
-    sig_conn->leaveEventLoop();
-    close(nfd);
-    ::unlink(notify_path.c_str());
+    destroy(rt, b.bound);
+    close(b.notify_fd);
+    ::unlink(b.notify_path.c_str());
     std::printf("%s\n", out.dump(1).c_str());
     return 0;
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """bench/vm-tuned/report.py: turns the guest's samples.tsv and meta.txt into
-the table (stdout), bench/results/vm-tuned.json and bench/results/vm-tuned.md.
+the table (stdout), the samples as JSON (--json; bench/vm-tuned/run puts them
+in the VM's output directory, not in git) and the table as Markdown (--md,
+bench/results/vm-tuned.md).
 Called by bench/vm-tuned/run; reads only the run's output directory."""
 
 import argparse

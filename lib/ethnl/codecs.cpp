@@ -14,8 +14,9 @@
 namespace nictune::ethnl {
 namespace {
 
-// The kernel's attribute numbering per family as far as the 6.1 headers know
-// it; anything above is from a newer kernel and is skipped unread.
+// The kernel's attribute numbering per family as far as the pinned headers
+// (third_party/uapi, Linux 6.14) know it; anything above is from a newer
+// kernel and is skipped unread.
 uint16_t max_attr(Section s) {
     switch (s) {
         case Section::Link:

@@ -2,7 +2,8 @@
 // GET replies, dump replies and monitor notifications of the same family.
 //
 // Decoders ignore attributes they do not know (newer kernels send more than
-// the 6.1 headers name) and reject truncated ones; a missing attribute means
+// the pinned headers, Linux 6.14 in third_party/uapi, name) and reject
+// truncated ones; a missing attribute means
 // "not supported by the driver" and leaves the key absent.
 #pragma once
 
