@@ -27,9 +27,9 @@ _nictunectl() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local global_args='--profiles-dir --state-dir --bus-address --color --facts'
+    local global_args='--profiles-dir --state-dir --config --bus-address --color --facts'
     local global_flags='-h --help --version --direct'
-    local subcommands='audit apply diff rollback profiles status reload keys'
+    local subcommands='audit apply diff rollback profiles status reload keys probe confirm'
 
     # The subcommand, the options that change where profiles come from, and
     # the positional words after the subcommand.
@@ -41,7 +41,10 @@ _nictunectl() {
                 ctx+=("$w" "${COMP_WORDS[i + 1]}")
                 ((i++))
                 ;;
-            --state-dir | --color | --facts | --profile) ((i++)) ;;
+            --state-dir | --config | --color | --facts | --profile | --sample | --rtt-ms | \
+                --interface | --count | --timeout | --time | --streams | --port | \
+                --verify-peer | --min-gbps | --max-regression | --probe-time | --probe-streams | \
+                --probe-port | --probe-timeout | --settle) ((i++)) ;;
             --direct) ctx+=("$w") ;;
             -*) ;;
             *)
@@ -56,7 +59,7 @@ _nictunectl() {
             COMPREPLY=($(compgen -d -- "$cur"))
             return
             ;;
-        --facts)
+        --facts | --config)
             COMPREPLY=($(compgen -f -- "$cur"))
             return
             ;;
@@ -64,8 +67,14 @@ _nictunectl() {
             COMPREPLY=($(compgen -W $'auto\nalways\nnever' -- "$cur"))
             return
             ;;
-        --bus-address)
+        --bus-address | --sample | --rtt-ms | --count | --timeout | --time | --streams | --port | \
+            --verify-peer | --min-gbps | --max-regression | --probe-time | --probe-streams | \
+            --probe-port | --probe-timeout | --settle)
             COMPREPLY=()
+            return
+            ;;
+        --interface)
+            COMPREPLY=($(compgen -W "$(_nictunectl_interfaces)" -- "$cur"))
             return
             ;;
         --profile)
@@ -86,12 +95,15 @@ _nictunectl() {
 
     local opts=
     case $sub in
-        audit) opts='--profile --json --prometheus --all -v --verbose' ;;
-        apply) opts='--dry-run --json --force --keep-going' ;;
+        audit) opts='--profile --json --prometheus --all -v --verbose --no-health --sample --rtt-ms' ;;
+        apply) opts='--dry-run --json --force --keep-going --verify-peer --min-gbps --max-regression
+            --probe-time --probe-streams --probe-port --probe-timeout --settle' ;;
         diff) opts='--json --force' ;;
         rollback | profiles | status) opts='--json' ;;
         reload) opts= ;;
         keys) opts='--json --markdown --man' ;;
+        probe) opts='--interface --json --throughput --time --streams --reverse --port --count --timeout' ;;
+        confirm) opts='--json --settle --probe-timeout --probe-time --probe-port' ;;
         *) return ;;
     esac
     if [[ $cur == -* ]]; then
