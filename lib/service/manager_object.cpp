@@ -390,6 +390,13 @@ ApplyResult ManagerObject::finish(const std::string& tx, const std::string& how,
     Pending p = std::move(it->second);
     pending_.erase(it);
     ApplyResult r = why ? p.held->abort(std::move(*why)) : p.held->commit();
+    // The end of every pending transaction is in the journal, also for
+    // interfaces no binding tracks.
+    log(r.result == TxResult::Applied ? Level::Notice : Level::Warning,
+        "transaction " + tx + " (profile " + r.profile + ", " + join(p.held->interfaces(), ", ") +
+            "): " + tx_result_name(r.result) + " (" + how + ")" +
+            (r.error ? ": " + r.error->str() : std::string()),
+        {"", r.profile, "", tx});
     watcher_.note_request(r, how);
     ended_.emplace_back(
         tx, std::pair{std::string(tx_result_name(r.result)), report::apply_json_text(r)});
