@@ -45,7 +45,8 @@ class VerifyPeer : public ::testing::Test {
     }
 
     // The switch topology; the bridge's port towards B at `port_b_mtu`.
-    void topology(int port_b_mtu) {
+    // `config`: nictune.toml for nictuned (written before it starts).
+    void topology(int port_b_mtu, const std::string& config = "") {
         auto r = run({"ip", "link", "add", "name", "a0", "netns", h_->ns().name(), "type", "veth",
                       "peer", "name", "sa", "netns", s_->name()});
         ASSERT_EQ(r.status, 0) << r.err;
@@ -63,6 +64,7 @@ class VerifyPeer : public ::testing::Test {
         for (int i = 0; i < 20 && !ok; ++i)
             ok = h_->ns().exec("ping -c 1 -W 1 " + kPeer + " >/dev/null").status == 0;
         ASSERT_TRUE(ok) << "no ping answer from B: the test's topology is wrong";
+        h_->write("nictune.toml", config);
         ASSERT_TRUE(h_->start_daemon());
     }
     // A veth pair alone in A (the confirmed-apply tests probe nothing).
@@ -188,6 +190,46 @@ TEST_F(VerifyPeer, DryRunSaysWhatWouldBeProbedAndChangesNothing) {
         << r.out;
     EXPECT_NE(r.out.find("at least 5.00 Gbit/s"), std::string::npos) << r.out;
     EXPECT_EQ(mtu(), 1500U);
+}
+
+// ---- a binding's peer check: what nictune-verify@.service runs
+
+const std::string kBindWithPeer =
+    "[[bind]]\nprofile = \"jumbo\"\ninterface = \"a0\"\nverify_peer = \"10.60.0.2\"\n"
+    "confirm_timeout = 120\n";
+
+TEST_F(VerifyPeer, ABindingsTransactionWaitsAndConfirmRollsItBackOverABlackHole) {
+    topology(1500, kBindWithPeer);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    // Applied at start and held: there is no systemd on this bus to start
+    // the verifier, so the test runs what the unit runs.
+    ASSERT_TRUE(eventually([&] { return pending().size() == 1U; })) << h_->log();
+    EXPECT_EQ(pending().at(0).at("peer"), "10.60.0.2");
+    EXPECT_TRUE(pending().at(0).at("client").is_null());
+    EXPECT_EQ(mtu(), 9000U);
+    EXPECT_NE(h_->log().find("nictune-verify@"), std::string::npos) << h_->log();
+    auto r = h_->ctl({"confirm", "--settle", "5"}, 120000);
+    EXPECT_EQ(r.status, 3) << r.out << r.err << h_->log();
+    EXPECT_NE(r.out.find("carries 1500-byte packets at most"), std::string::npos) << r.out;
+    EXPECT_EQ(mtu(), 1500U);
+    EXPECT_TRUE(pending().empty());
+}
+
+TEST_F(VerifyPeer, ABindingsTransactionIsKeptWhenThePathCarriesIt) {
+    topology(9000, kBindWithPeer);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    ASSERT_TRUE(eventually([&] { return pending().size() == 1U; })) << h_->log();
+    auto r = h_->ctl({"confirm", "--settle", "5", "--json"}, 120000);
+    ASSERT_EQ(r.status, 0) << r.out << r.err << h_->log();
+    auto j = parse_json(r.out);
+    ASSERT_EQ(j.at("confirmations").size(), 1U) << j.dump();
+    EXPECT_EQ(j.at("confirmations").at(0).at("result"), "applied");
+    EXPECT_EQ(mtu(), 9000U);
+    EXPECT_TRUE(pending().empty());
+    // Nothing else is waiting: a second run has nothing to do.
+    auto again = h_->ctl({"confirm"});
+    EXPECT_EQ(again.status, 0) << again.err;
+    EXPECT_NE(again.out.find("no pending transaction has a peer to check"), std::string::npos);
 }
 
 // ---- confirmed apply over D-Bus
