@@ -29,7 +29,7 @@ _nictunectl() {
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     local global_args='--profiles-dir --state-dir --config --bus-address --color --facts'
     local global_flags='-h --help --version --direct'
-    local subcommands='audit apply diff rollback profiles status reload keys probe'
+    local subcommands='audit apply diff rollback profiles status reload keys probe confirm'
 
     # The subcommand, the options that change where profiles come from, and
     # the positional words after the subcommand.
@@ -42,7 +42,9 @@ _nictunectl() {
                 ((i++))
                 ;;
             --state-dir | --config | --color | --facts | --profile | --sample | --rtt-ms | \
-                --interface | --count | --timeout | --time | --streams | --port) ((i++)) ;;
+                --interface | --count | --timeout | --time | --streams | --port | \
+                --verify-peer | --min-gbps | --max-regression | --probe-time | --probe-streams | \
+                --probe-port | --probe-timeout | --settle) ((i++)) ;;
             --direct) ctx+=("$w") ;;
             -*) ;;
             *)
@@ -65,7 +67,9 @@ _nictunectl() {
             COMPREPLY=($(compgen -W $'auto\nalways\nnever' -- "$cur"))
             return
             ;;
-        --bus-address | --sample | --rtt-ms | --count | --timeout | --time | --streams | --port)
+        --bus-address | --sample | --rtt-ms | --count | --timeout | --time | --streams | --port | \
+            --verify-peer | --min-gbps | --max-regression | --probe-time | --probe-streams | \
+            --probe-port | --probe-timeout | --settle)
             COMPREPLY=()
             return
             ;;
@@ -92,12 +96,14 @@ _nictunectl() {
     local opts=
     case $sub in
         audit) opts='--profile --json --prometheus --all -v --verbose --no-health --sample --rtt-ms' ;;
-        apply) opts='--dry-run --json --force --keep-going' ;;
+        apply) opts='--dry-run --json --force --keep-going --verify-peer --min-gbps --max-regression
+            --probe-time --probe-streams --probe-port --probe-timeout --settle' ;;
         diff) opts='--json --force' ;;
         rollback | profiles | status) opts='--json' ;;
         reload) opts= ;;
         keys) opts='--json --markdown --man' ;;
         probe) opts='--interface --json --throughput --time --streams --reverse --port --count --timeout' ;;
+        confirm) opts='--json --settle --probe-timeout --probe-time --probe-port' ;;
         *) return ;;
     esac
     if [[ $cur == -* ]]; then

@@ -16,6 +16,7 @@
 #include "dbus/client.hpp"
 #include "engine/manager.hpp"
 #include "probe/probe.hpp"
+#include "probe/verify.hpp"
 #include "profile/facts.hpp"
 #include "profile/loader.hpp"
 #include "report/json_report.hpp"
@@ -278,6 +279,15 @@ struct ApplyArgs {
     bool json = false;
     bool force = false;
     bool keep_going = false;
+    // --verify-peer (issue 15): the check a transaction must pass to stay.
+    std::string verify_peer;
+    std::optional<double> min_gbps;
+    std::optional<double> max_regression;
+    unsigned probe_time = 5;
+    unsigned probe_streams = 1;
+    uint16_t probe_port = 5201;
+    double probe_timeout = 2.0;
+    double settle = 10.0;
 };
 
 int exit_for_result(TxResult result, bool refused_by_plan, const Error* error) {
@@ -295,6 +305,10 @@ int exit_for_result(TxResult result, bool refused_by_plan, const Error* error) {
             // otherwise (state dir, busy) -> 5.
             if (refused_by_plan || (error && error->is_user_error())) return kUsage;
             return kCannotRead;
+        case TxResult::Pending:
+            // Left waiting for a verdict that never came from here: nictuned
+            // rolls it back at its timeout.
+            return kCannotRead;
     }
     return kPartial;
 }
@@ -302,11 +316,9 @@ int exit_for_result(TxResult result, bool refused_by_plan, const Error* error) {
 // The same from a JSON result (a reply from nictuned).
 int exit_for_result(const Json& r) {
     static const std::pair<const char*, TxResult> kResults[] = {
-        {"applied", TxResult::Applied},
-        {"rolled_back", TxResult::RolledBack},
-        {"partial", TxResult::Partial},
-        {"dry_run", TxResult::DryRun},
-        {"refused", TxResult::Refused}};
+        {"applied", TxResult::Applied}, {"rolled_back", TxResult::RolledBack},
+        {"partial", TxResult::Partial}, {"dry_run", TxResult::DryRun},
+        {"refused", TxResult::Refused}, {"pending", TxResult::Pending}};
     TxResult result = TxResult::Partial;
     for (const auto& [name, value] : kResults)
         if (r.value("result", "") == name) result = value;
@@ -341,7 +353,10 @@ int cmd_plan(const Globals& g, const ApplyArgs& a) {
     return plan->at("refusals").empty() ? kOk : kUsage;
 }
 
+int cmd_apply_verified(const Globals& g, const ApplyArgs& a);
+
 int cmd_apply(const Globals& g, const ApplyArgs& a) {
+    if (!a.verify_peer.empty()) return cmd_apply_verified(g, a);
     if (a.dry_run) return cmd_plan(g, a);
     Result<Json> result = fail(Errc::Internal, "", "no result");
     if (g.direct) {
@@ -378,6 +393,278 @@ int cmd_apply(const Globals& g, const ApplyArgs& a) {
         return rc;
     return exit_for_result(*result);
 }
+
+// ---- apply --verify-peer: keep only what the path carries (issue 15) ----
+
+probe::PeerCheck peer_check_of(const ApplyArgs& a) {
+    probe::PeerCheck c;
+    c.peer = a.verify_peer;
+    c.min_gbps = a.min_gbps;
+    c.max_regression_pct = a.max_regression;
+    c.seconds = a.probe_time;
+    c.streams = a.probe_streams;
+    c.port = a.probe_port;
+    c.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.probe_timeout * 1000));
+    c.settle = std::chrono::milliseconds(static_cast<int64_t>(a.settle * 1000));
+    return c;
+}
+
+std::optional<std::string> check_error_of(const Json& result) {
+    auto c = result.find("check");
+    if (c == result.end() || !c->is_object()) return std::nullopt;
+    auto e = c->find("error");
+    if (e == c->end() || !e->is_object()) return std::nullopt;
+    return e->value("text", "");
+}
+
+std::string check_outcome_of(const Json& result) {
+    auto c = result.find("check");
+    if (c == result.end() || !c->is_object()) return "not_reached";
+    return c->value("outcome", "not_reached");
+}
+
+int print_verified(const Globals& g, const ApplyArgs& a, const Json& result) {
+    if (a.json)
+        std::cout << dump(result) << '\n';
+    else
+        std::cout << report::apply_text(result, want_color(g));
+    return exit_for_result(result);
+}
+
+// Probes before the apply, applies, probes after inside the transaction
+// and keeps it only if the path still carries it: in this process with
+// --direct (the engine's after_verify step), else through nictuned's
+// confirmed apply (Apply with confirm_timeout, then Confirm or Abort): the
+// probes need IP sockets, which nictuned does not have.
+int cmd_apply_verified(const Globals& g, const ApplyArgs& a) {
+    const probe::PeerCheck check = peer_check_of(a);
+    if (auto ok = probe::validate(check); !ok) return report_error(ok.error());
+    const std::string check_name = "peer " + check.peer;
+
+    std::string why;
+    std::unique_ptr<dbus::Client> client = g.direct ? nullptr : daemon(g, &why);
+    std::optional<Direct> direct;
+    if (!client) {
+        if (!a.dry_run && !g.direct) return refuse_without_daemon(g, "apply", why);
+        if (!a.dry_run && geteuid() != 0) {
+            std::fprintf(
+                stderr,
+                "nictunectl: --direct apply changes the kernel's settings and needs root\n");
+            return kCannotRead;
+        }
+        auto d = open_direct(g, !a.dry_run);
+        if (!d) return report_error(d.error());
+        direct = std::move(*d);
+    } else if (!a.dry_run) {
+        auto has = client->has_confirm();
+        if (!has) return report_error(has.error());
+        if (!*has) {
+            std::fprintf(stderr,
+                         "nictunectl: apply --verify-peer: this nictuned has no confirmed apply "
+                         "(no D-Bus method Confirm), which the peer check needs: update nictuned, "
+                         "or run the apply here with --direct as root; nothing was changed\n");
+            return kUsage;
+        }
+    }
+
+    // The plan says which interfaces the apply changes: the route to the
+    // peer must leave by one of them, or the probe tests nothing of it.
+    Json plan;
+    if (client) {
+        auto p = client->plan(a.profile, a.interfaces, a.force);
+        if (!p) return report_error(p.error());
+        plan = std::move(*p);
+    } else {
+        auto p = direct->manager->plan(ApplyRequest{a.profile, a.interfaces, a.force, true, false});
+        if (!p) return report_error(p.error());
+        plan = report::plan_json(*p);
+    }
+    std::vector<std::string> names;
+    for (const auto& i : plan.at("interfaces"))
+        names.push_back(i.value("name", ""));
+    const bool refused = !plan.at("refusals").empty();
+
+    if (a.dry_run) {
+        // What would be probed: the peer's address and route, no packet sent.
+        probe::ProbeOptions route_only;
+        route_only.latency = false;
+        route_only.path_mtu = false;
+        route_only.timeout = check.timeout;
+        auto route = probe::run_probe(check.peer, route_only, std::nullopt);
+        if (!route) return report_error(route.error());
+        std::optional<std::string> reason;
+        if (auto ok = probe::check_route(*route, names); !ok) reason = ok.error().str();
+        plan["verify_peer"] =
+            report::verify_peer_json(check, &*route, nullptr, nullptr, "dry_run", reason);
+        if (a.json)
+            std::cout << dump(plan) << '\n';
+        else
+            std::cout << report::plan_text(plan, want_color(g)) << '\n'
+                      << report::verify_peer_text(plan["verify_peer"], want_color(g));
+        return refused || reason ? kUsage : kOk;
+    }
+    if (refused) {
+        // Nothing would change: no probe; the apply reports the refusal.
+        ApplyArgs plain = a;
+        plain.verify_peer.clear();
+        return cmd_apply(g, plain);
+    }
+
+    // Before: the peer must answer now, or nothing is changed.
+    auto before = probe::run_probe(check.peer, check.probe_options(), std::nullopt);
+    if (!before) {
+        Error e = std::move(before.error());
+        e.message += " (before the apply; nothing was changed)";
+        return report_error(e);
+    }
+    if (auto ok = probe::check_route(*before, names); !ok) {
+        Error e = std::move(ok.error());
+        e.message += "; nothing was changed";
+        return report_error(e);
+    }
+
+    std::optional<probe::ProbeResult> after;
+    const auto probe_and_judge = [&]() -> Result<void> {
+        auto r = probe::probe_after_apply(check);
+        if (!r) return std::unexpected(std::move(r.error()));
+        after = std::move(*r);
+        return probe::judge(&*before, *after, check);
+    };
+
+    Json result;
+    if (direct) {
+        ApplyOptions hooks;
+        hooks.check_name = check_name;
+        hooks.after_verify = [&](const ApplyResult&) { return probe_and_judge(); };
+        auto r = direct->manager->apply(
+            ApplyRequest{a.profile, a.interfaces, a.force, false, false}, hooks);
+        if (!r) return report_error(r.error());
+        result = report::apply_json(*r);
+    } else {
+        // nictuned waits for the verdict this long, then rolls back itself.
+        const auto budget = std::chrono::duration_cast<std::chrono::seconds>(check.budget()) +
+                            std::chrono::seconds(15);
+        dbus::ConfirmFlags flags{static_cast<uint32_t>(std::min<int64_t>(budget.count(), 3600)),
+                                 check.peer};
+        auto r = client->apply(a.profile, a.interfaces, a.force, false, flags);
+        if (!r) return report_error(r.error());
+        result = std::move(*r);
+        if (result.value("result", "") == "pending") {
+            const std::string tx = result.value("transaction", "");
+            auto verdict = probe_and_judge();
+            auto end = verdict ? client->confirm(tx)
+                               : client->abort(tx, to_valid_utf8(verdict.error().str()));
+            if (!end) {
+                Error e = std::move(end.error());
+                e.message +=
+                    " (transaction " + tx + " is pending; nictuned rolls it back at its timeout)";
+                return report_error(e);
+            }
+            result = std::move(*end);
+        }
+    }
+    const std::string outcome = check_outcome_of(result);
+    result["verify_peer"] = report::verify_peer_json(
+        check, &*before, &*before, after ? &*after : nullptr, outcome, check_error_of(result));
+    return print_verified(g, a, result);
+}
+
+struct ConfirmArgs {
+    std::vector<std::string> transactions;
+    bool json = false;
+    double settle = 60.0;
+    double timeout = 2.0;
+    unsigned probe_time = 5;
+    uint16_t probe_port = 5201;
+};
+
+// nictune-verify@.service: the check of a binding's pending transaction
+// (verify_peer in nictune.toml), made here because nictuned opens no IP
+// socket. Without TRANSACTION: every pending one that has a peer and no
+// client of its own.
+int cmd_confirm(const Globals& g, const ConfirmArgs& a) {
+    std::string why;
+    auto c = dbus::Client::connect(g.bus_address, &why);
+    if (!c) {
+        std::fprintf(stderr, "nictunectl: confirm: %s\n", why.c_str());
+        return kCannotRead;
+    }
+    auto status = c->status();
+    if (!status) return report_error(status.error());
+    if (!status->contains("pending")) {
+        std::fprintf(stderr,
+                     "nictunectl: confirm: this nictuned has no confirmed apply (no pending "
+                     "transactions in its Status): update nictuned\n");
+        return kUsage;
+    }
+    std::vector<Json> todo;
+    int rc = kOk;
+    for (const auto& p : status->at("pending")) {
+        const std::string tx = p.value("transaction", "");
+        const bool named = std::ranges::find(a.transactions, tx) != a.transactions.end();
+        if (a.transactions.empty() ? (p.at("peer").is_string() && p.at("client").is_null()) : named)
+            todo.push_back(p);
+    }
+    for (const auto& tx : a.transactions)
+        if (std::ranges::none_of(todo,
+                                 [&](const Json& p) { return p.value("transaction", "") == tx; })) {
+            std::fprintf(stderr,
+                         "nictunectl: confirm: no transaction %s is waiting for "
+                         "confirmation\n",
+                         quote(tx).c_str());
+            rc = kUsage;
+        }
+    Json all = Json::array();
+    for (const auto& p : todo) {
+        const std::string tx = p.value("transaction", "");
+        if (!p.at("peer").is_string()) {
+            std::fprintf(stderr,
+                         "nictunectl: confirm: transaction %s names no peer to check; its "
+                         "client decides\n",
+                         tx.c_str());
+            rc = std::max(rc, static_cast<int>(kUsage));
+            continue;
+        }
+        probe::PeerCheck check;
+        check.peer = p.at("peer").get<std::string>();
+        if (p.contains("min_gbps") && p.at("min_gbps").is_number())
+            check.min_gbps = p.at("min_gbps").get<double>();
+        check.seconds = a.probe_time;
+        check.port = a.probe_port;
+        check.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
+        check.settle = std::chrono::milliseconds(static_cast<int64_t>(a.settle * 1000));
+        std::optional<probe::ProbeResult> after;
+        Result<void> verdict = [&]() -> Result<void> {
+            if (auto ok = probe::validate(check); !ok) return ok;
+            auto r = probe::probe_after_apply(check);
+            if (!r) return std::unexpected(std::move(r.error()));
+            after = std::move(*r);
+            std::vector<std::string> names;
+            for (const auto& n : p.at("interfaces"))
+                names.push_back(n.get<std::string>());
+            if (auto ok = probe::check_route(*after, names); !ok) return ok;
+            return probe::judge(nullptr, *after, check);
+        }();
+        auto end = verdict ? c->confirm(tx) : c->abort(tx, to_valid_utf8(verdict.error().str()));
+        if (!end) {
+            rc = std::max(rc, report_error(end.error()));
+            continue;
+        }
+        Json result = std::move(*end);
+        result["verify_peer"] =
+            report::verify_peer_json(check, nullptr, nullptr, after ? &*after : nullptr,
+                                     check_outcome_of(result), check_error_of(result));
+        if (!a.json) std::cout << report::apply_text(result, want_color(g));
+        rc = std::max(rc, exit_for_result(result));
+        all.push_back(std::move(result));
+    }
+    if (a.json) std::cout << dump(Json{{"confirmations", all}}) << '\n';
+    if (todo.empty() && a.transactions.empty() && !a.json)
+        std::cout << "no pending transaction has a peer to check\n";
+    return rc;
+}
+
+// ---- end of apply --verify-peer ----
 
 int rollback_exit(const Json& r) {
     const std::string result = r.value("result", "");
@@ -712,7 +999,56 @@ int run(int argc, char** argv) {
     apply_cmd->add_flag("--json", apply.json, "JSON output");
     apply_cmd->add_flag("--force", apply.force,
                         "Apply even where the profile's [match] does not fit");
-    apply_cmd->add_flag("--keep-going", apply.keep_going, "Do not roll back when a step fails");
+    auto* keep_going =
+        apply_cmd->add_flag("--keep-going", apply.keep_going, "Do not roll back when a step fails");
+    auto* verify = apply_cmd
+                       ->add_option("--verify-peer", apply.verify_peer,
+                                    "Probe PEER before and after (path MTU, latency; throughput "
+                                    "with --min-gbps/--max-regression) and roll back unless the "
+                                    "path still carries it")
+                       ->type_name("PEER")
+                       ->excludes(keep_going);
+    auto* min_gbps = apply_cmd
+                         ->add_option("--min-gbps", apply.min_gbps,
+                                      "With --verify-peer: roll back below this iperf3 throughput")
+                         ->type_name("X")
+                         ->check(CLI::Range(0.000001, 10000.0))
+                         ->needs(verify);
+    auto* max_regression =
+        apply_cmd
+            ->add_option("--max-regression", apply.max_regression,
+                         "With --verify-peer: roll back if throughput falls more than PCT percent")
+            ->type_name("PCT")
+            ->check(CLI::Range(0.0, 99.999))
+            ->needs(verify);
+    apply_cmd->add_option("--probe-time", apply.probe_time, "Throughput test length (default 5)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1U, 3600U))
+        ->needs(verify);
+    apply_cmd
+        ->add_option("--probe-streams", apply.probe_streams, "Parallel TCP streams (default 1)")
+        ->type_name("N")
+        ->check(CLI::Range(1U, 128U))
+        ->needs(verify);
+    apply_cmd
+        ->add_option("--probe-port", apply.probe_port, "The iperf3 server's port (default 5201)")
+        ->type_name("P")
+        ->check(CLI::Range(1, 65535))
+        ->needs(verify);
+    apply_cmd
+        ->add_option("--probe-timeout", apply.probe_timeout,
+                     "The longest wait for any one answer of the peer (default 2)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.01, 600.0))
+        ->needs(verify);
+    apply_cmd
+        ->add_option("--settle", apply.settle,
+                     "How long the peer may take to answer again after the apply (default 10)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.0, 600.0))
+        ->needs(verify);
+    (void)min_gbps;
+    (void)max_regression;
 
     ApplyArgs diff;
     auto* diff_cmd =
@@ -758,6 +1094,37 @@ int run(int argc, char** argv) {
     ProbeArgs probe_args;
     auto* probe_cmd = add_probe_command(app, probe_args);
 
+    ConfirmArgs confirm;
+    auto* confirm_cmd = app.add_subcommand(
+        "confirm",
+        "Check the peer of nictuned's pending transactions (bindings with verify_peer) and "
+        "confirm or roll back each (nictune-verify@.service runs it)");
+    confirm_cmd
+        ->add_option("transactions", confirm.transactions,
+                     "Transactions (default: every pending one with a peer and no client)")
+        ->type_name("TRANSACTION");
+    confirm_cmd->add_flag("--json", confirm.json, "JSON output");
+    confirm_cmd
+        ->add_option("--settle", confirm.settle,
+                     "How long the peer may take to answer (default 60: the boot may still bring "
+                     "links up)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.0, 3600.0));
+    confirm_cmd
+        ->add_option("--probe-timeout", confirm.timeout,
+                     "The longest wait for any one answer of the peer (default 2)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.01, 600.0));
+    confirm_cmd
+        ->add_option("--probe-time", confirm.probe_time,
+                     "Throughput test length when the binding has min_gbps (default 5)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1U, 3600U));
+    confirm_cmd
+        ->add_option("--probe-port", confirm.probe_port, "The iperf3 server's port (default 5201)")
+        ->type_name("P")
+        ->check(CLI::Range(1, 65535));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -790,6 +1157,7 @@ int run(int argc, char** argv) {
     if (reload_cmd->parsed()) return cmd_reload(g);
     if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown, keys_man);
     if (probe_cmd->parsed()) return cmd_probe(g, probe_args);
+    if (confirm_cmd->parsed()) return cmd_confirm(g, confirm);
     return kUsage;
 }
 

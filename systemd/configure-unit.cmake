@@ -1,10 +1,11 @@
-# Writes nictuned.service from its template. Runs at install time (so that
-# ExecStart follows `cmake --install --prefix`) and at build time for the
-# test copy; both with `cmake -P` semantics:
-#   TEMPLATE  nictuned.service.in
+# Writes nictuned.service (and nictune-verify@.service) from its template.
+# Runs at install time (so that ExecStart follows `cmake --install --prefix`)
+# and at build time for the test copy; both with `cmake -P` semantics:
+#   TEMPLATE  nictuned.service.in (nictune-verify@.service.in)
 #   OUTPUT    the unit to write
 #   SBINDIR   where nictuned is (ExecStart=SBINDIR/nictuned)
-#   DAEMON    a nictuned binary to read the shared-library dependencies from
+#   BINDIR    where nictunectl is (nictune-verify@.service)
+#   DAEMON    the binary to read the shared-library dependencies from
 #             (the build tree's: the installed one has the same dependencies)
 #
 # ExecPaths= (everything else is NoExecPaths=/) must hold the daemon and every
@@ -13,7 +14,7 @@
 # /usr/local/lib or /opt gets them too. The interpreter (ld.so) and the NSS and
 # gconv modules glibc may dlopen live in libc's directory, which is always
 # among them.
-foreach(var TEMPLATE OUTPUT SBINDIR DAEMON)
+foreach(var TEMPLATE OUTPUT DAEMON)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "configure-unit.cmake: ${var} is not set")
   endif()

@@ -113,12 +113,40 @@ Result<nlohmann::json> Client::plan(const std::string& profile,
 
 Result<nlohmann::json> Client::apply(const std::string& profile,
                                      const std::vector<std::string>& interfaces, bool force,
-                                     bool keep_going) {
+                                     bool keep_going, const std::optional<ConfirmFlags>& confirm) {
     return call(*conn_, "Apply", [&](ManagerProxy& p) {
         std::map<std::string, sdbus::Variant> flags{{"force", sdbus::Variant(force)},
                                                     {"keep_going", sdbus::Variant(keep_going)}};
+        if (confirm) {
+            flags.emplace("confirm_timeout", sdbus::Variant(confirm->timeout_seconds));
+            if (!confirm->peer.empty()) flags.emplace("verify_peer", sdbus::Variant(confirm->peer));
+        }
         return std::get<3>(p.Apply(profile, interfaces, flags));
     });
+}
+
+Result<bool> Client::has_confirm() {
+    try {
+        auto obj = sdbus::createProxy(*conn_, kBusName, kPath);
+        std::string xml;
+        obj->callMethod("Introspect")
+            .onInterface("org.freedesktop.DBus.Introspectable")
+            .withTimeout(10s)
+            .storeResultsTo(xml);
+        return xml.find("<method name=\"Confirm\">") != std::string::npos;
+    } catch (const sdbus::Error& e) {
+        return std::unexpected(from_dbus(e, "Introspect"));
+    }
+}
+
+Result<nlohmann::json> Client::confirm(const std::string& transaction) {
+    return call(*conn_, "Confirm",
+                [&](ManagerProxy& p) { return std::get<1>(p.Confirm(transaction)); });
+}
+
+Result<nlohmann::json> Client::abort(const std::string& transaction, const std::string& reason) {
+    return call(*conn_, "Abort",
+                [&](ManagerProxy& p) { return std::get<1>(p.Abort(transaction, reason)); });
 }
 
 Result<nlohmann::json> Client::rollback(const std::string& interface) {

@@ -25,6 +25,14 @@ struct AuditFlags {
     std::optional<double> rtt_ms;
 };
 
+// A confirmed apply (Apply's "confirm_timeout"): nictuned holds the
+// transaction open until confirm() or abort() (or the timeout, or this
+// connection's end).
+struct ConfirmFlags {
+    uint32_t timeout_seconds = 0;
+    std::string peer;  // what will be checked, for nictuned's log and Status
+};
+
 class Client {
   public:
     // Connects to the bus (`address` empty: the system bus, honouring
@@ -40,7 +48,13 @@ class Client {
                                 const std::vector<std::string>& interfaces, bool force);
     Result<nlohmann::json> apply(const std::string& profile,
                                  const std::vector<std::string>& interfaces, bool force,
-                                 bool keep_going);
+                                 bool keep_going, const std::optional<ConfirmFlags>& confirm = {});
+    // Whether nictuned offers confirmed apply (its interface has Confirm):
+    // asked by introspection, before anything is applied. An older nictuned
+    // answers false.
+    Result<bool> has_confirm();
+    Result<nlohmann::json> confirm(const std::string& transaction);
+    Result<nlohmann::json> abort(const std::string& transaction, const std::string& reason);
     Result<nlohmann::json> rollback(const std::string& interface);
     // All of them in one call (RollbackInterfaces): one result each, in
     // order, an error where Rollback alone would have raised one. A nictuned

@@ -54,8 +54,24 @@ const char* tx_result_name(TxResult r) {
             return "rolled_back";
         case TxResult::Partial:
             return "partial";
+        case TxResult::Pending:
+            return "pending";
     }
     return "partial";
+}
+
+const char* check_outcome_name(CheckOutcome o) {
+    switch (o) {
+        case CheckOutcome::NotReached:
+            return "not_reached";
+        case CheckOutcome::Passed:
+            return "passed";
+        case CheckOutcome::Failed:
+            return "failed";
+        case CheckOutcome::Pending:
+            return "pending";
+    }
+    return "failed";
 }
 
 std::vector<std::string> ApplyResult::left() const {
@@ -376,6 +392,142 @@ constexpr std::size_t kSystem = static_cast<std::size_t>(-1);
 
 }  // namespace
 
+// An applied transaction before its commit: what the commit or the undo
+// needs (apply_plan's state once every change is verified).
+struct HeldTransaction::State {
+    Backend& be;
+    StateStore& store;
+    ApplyResult res;
+    std::vector<StateLock> locks;
+    std::vector<StepRef> refs;  // per write: its step in res
+    std::vector<Write> writes;
+    Executed run;
+    std::vector<InterfaceRecord> records;
+    SystemRecord sysrec, sys_before;
+    Journal journal;
+    bool failed = false;
+
+    StepResult& step(StepRef r) {
+        return r.iface == kSystem ? res.system[r.step] : res.interfaces[r.iface].steps[r.step];
+    }
+};
+
+namespace {
+
+using TxState = HeldTransaction::State;
+
+// Undoes the transaction, newest first, to the values before it.
+ApplyResult undo_all(TxState& s) {
+    ApplyResult& res = s.res;
+    std::vector<Write> undo;
+    std::vector<std::size_t> undone;  // index into writes, per undo entry
+    for (std::size_t i = s.writes.size(); i-- > 0;) {
+        // A write the kernel refused (or never saw) did not change
+        // anything. One that got no answer (Errc::Io: a timeout, a lost
+        // reply) may have: it is undone too.
+        if (!s.run.attempted[i] || (s.run.errors[i] && s.run.errors[i]->code != Errc::Io)) continue;
+        Write w = s.writes[i];
+        w.value = s.step(s.refs[i]).step.current;
+        undo.push_back(std::move(w));
+        undone.push_back(i);
+    }
+    res.rollback = restore(s.be, undo);
+    bool complete = std::all_of(res.rollback.begin(), res.rollback.end(),
+                                [](const RestoreResult& r) { return r.ok; });
+    res.result = complete ? TxResult::RolledBack : TxResult::Partial;
+    // Applied then undone: rolled_back (or, if the undo failed, what it
+    // was: it is still in effect, and listed in left()); never sent:
+    // not_reached.
+    for (std::size_t i = 0; i < s.writes.size(); ++i)
+        if (!s.run.attempted[i]) s.step(s.refs[i]).outcome = Outcome::NotReached;
+    for (std::size_t j = 0; j < undone.size(); ++j) {
+        auto& sr = s.step(s.refs[undone[j]]);
+        if (res.rollback[j].ok && sr.outcome != Outcome::Failed) sr.outcome = Outcome::RolledBack;
+    }
+    if (complete) {
+        // Everything is as before: the interface files were never
+        // written, the system record goes back.
+        if (!(s.sysrec == s.sys_before))
+            if (auto ok = s.store.save_system(s.sys_before); !ok) {
+                // The settings are back, system.json is not. The journal
+                // stays: the next transaction on these interfaces, their
+                // rollback or nictuned's start replays it, and that
+                // puts the owners of the system settings right.
+                for (auto& ir : res.interfaces)
+                    ir.warnings.push_back(
+                        "the settings are restored but the state directory is not (" +
+                        ok.error().str() +
+                        "); the next transaction on this interface, its rollback or "
+                        "nictuned's start completes it");
+                return res;
+            }
+        s.journal.finish();
+    } else {
+        for (auto& r : s.records) {
+            r.status = TxStatus::Failed;
+            r.updated_at = unix_now();
+        }
+        // Kept when the records cannot be written: replay puts them
+        // (applying) in place, and recovery restores the originals.
+        if (s.store.save_interfaces(s.records)) s.journal.finish();
+    }
+    return res;
+}
+
+// Saves the interface records (applied, or failed with keep_going) and
+// removes the journal.
+ApplyResult commit_all(TxState& s) {
+    ApplyResult& res = s.res;
+    for (auto& r : s.records) {
+        r.status = s.failed ? TxStatus::Failed : TxStatus::Applied;
+        r.updated_at = unix_now();
+    }
+    if (auto ok = s.store.save_interfaces(s.records); !ok) {
+        if (!res.error) res.error = ok.error();
+    } else {
+        s.journal.finish();
+    }
+    res.result = s.failed ? TxResult::Partial : TxResult::Applied;
+    return res;
+}
+
+}  // namespace
+
+HeldTransaction::HeldTransaction(std::unique_ptr<State> state) : s_(std::move(state)) {}
+HeldTransaction::~HeldTransaction() = default;
+
+const ApplyResult& HeldTransaction::result() const {
+    return s_->res;
+}
+
+std::vector<std::string> HeldTransaction::interfaces() const {
+    std::vector<std::string> out;
+    for (const auto& i : s_->res.interfaces)
+        out.push_back(i.name);
+    return out;
+}
+
+ApplyResult HeldTransaction::commit() {
+    if (resolved_) return s_->res;
+    resolved_ = true;
+    if (s_->res.check) s_->res.check->outcome = CheckOutcome::Passed;
+    ApplyResult r = commit_all(*s_);
+    s_->locks.clear();
+    return r;
+}
+
+ApplyResult HeldTransaction::abort(Error why) {
+    if (resolved_) return s_->res;
+    resolved_ = true;
+    if (!s_->res.check) s_->res.check = CheckResult{};
+    s_->res.check->outcome = CheckOutcome::Failed;
+    s_->res.check->error = why;
+    s_->res.error = std::move(why);
+    ApplyResult r = undo_all(*s_);
+    s_->locks.clear();
+    return r;
+}
+
 ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const ApplyOptions& opts) {
     ApplyResult res;
     res.transaction = new_transaction_id();
@@ -645,75 +797,42 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         }
     }
 
-    if (failed && !opts.keep_going) {
-        // Undo this transaction, newest first, to the values before it.
-        std::vector<Write> undo;
-        std::vector<std::size_t> undone;  // index into writes, per undo entry
-        for (std::size_t i = writes.size(); i-- > 0;) {
-            // A write the kernel refused (or never saw) did not change
-            // anything. One that got no answer (Errc::Io: a timeout, a lost
-            // reply) may have: it is undone too.
-            if (!run.attempted[i] || (run.errors[i] && run.errors[i]->code != Errc::Io)) continue;
-            Write w = writes[i];
-            w.value = step_result(refs[i]).step.current;
-            undo.push_back(std::move(w));
-            undone.push_back(i);
+    TxState tx{be,
+               store,
+               std::move(res),
+               std::move(locks),
+               std::move(refs),
+               std::move(writes),
+               std::move(run),
+               std::move(records),
+               std::move(*sysrec),
+               sys_before,
+               std::move(*journal),
+               failed};
+    // The step between verify and commit: a check of what was applied
+    // (nictunectl's peer probe). Its failure undoes everything.
+    bool check_failed = false;
+    if (!failed && opts.after_verify) {
+        tx.res.check = CheckResult{opts.check_name, CheckOutcome::Passed, {}};
+        if (auto ok = opts.after_verify(tx.res); !ok) {
+            tx.res.check->outcome = CheckOutcome::Failed;
+            tx.res.check->error = ok.error();
+            if (!tx.res.error) tx.res.error = std::move(ok.error());
+            check_failed = true;
         }
-        res.rollback = restore(be, undo);
-        bool complete = std::all_of(res.rollback.begin(), res.rollback.end(),
-                                    [](const RestoreResult& r) { return r.ok; });
-        res.result = complete ? TxResult::RolledBack : TxResult::Partial;
-        // Applied then undone: rolled_back (or, if the undo failed, what it
-        // was: it is still in effect, and listed in left()); never sent:
-        // not_reached.
-        for (std::size_t i = 0; i < writes.size(); ++i)
-            if (!run.attempted[i]) step_result(refs[i]).outcome = Outcome::NotReached;
-        for (std::size_t j = 0; j < undone.size(); ++j) {
-            auto& sr = step_result(refs[undone[j]]);
-            if (res.rollback[j].ok && sr.outcome != Outcome::Failed)
-                sr.outcome = Outcome::RolledBack;
-        }
-        if (complete) {
-            // Everything is as before: the interface files were never
-            // written, the system record goes back.
-            if (!(*sysrec == sys_before))
-                if (auto ok = store.save_system(sys_before); !ok) {
-                    // The settings are back, system.json is not. The journal
-                    // stays: the next transaction on these interfaces, their
-                    // rollback or nictuned's start replays it, and that
-                    // puts the owners of the system settings right.
-                    for (auto& ir : res.interfaces)
-                        ir.warnings.push_back(
-                            "the settings are restored but the state directory is not (" +
-                            ok.error().str() +
-                            "); the next transaction on this interface, its rollback or "
-                            "nictuned's start completes it");
-                    return res;
-                }
-            journal->finish();
-        } else {
-            for (auto& r : records) {
-                r.status = TxStatus::Failed;
-                r.updated_at = unix_now();
-            }
-            // Kept when the records cannot be written: replay puts them
-            // (applying) in place, and recovery restores the originals.
-            if (store.save_interfaces(records)) journal->finish();
-        }
-        return res;
+    } else if (opts.after_verify) {
+        tx.res.check = CheckResult{opts.check_name, CheckOutcome::NotReached, {}};
     }
-
-    for (auto& r : records) {
-        r.status = failed ? TxStatus::Failed : TxStatus::Applied;
-        r.updated_at = unix_now();
+    if (check_failed || (failed && !opts.keep_going)) return undo_all(tx);
+    if (!failed && opts.hold) {
+        if (!tx.res.check) tx.res.check = CheckResult{opts.check_name, CheckOutcome::Pending, {}};
+        tx.res.check->outcome = CheckOutcome::Pending;
+        tx.res.result = TxResult::Pending;
+        ApplyResult out = tx.res;
+        *opts.hold = std::make_unique<HeldTransaction>(std::make_unique<TxState>(std::move(tx)));
+        return out;
     }
-    if (auto ok = store.save_interfaces(records); !ok) {
-        if (!res.error) res.error = ok.error();
-    } else {
-        journal->finish();
-    }
-    res.result = failed ? TxResult::Partial : TxResult::Applied;
-    return res;
+    return commit_all(tx);
 }
 
 RollbackResult rollback_interface(Backend& be, StateStore& store, const std::string& name) {

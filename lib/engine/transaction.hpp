@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@ enum class TxResult : uint8_t {
     Refused,     // nothing changed: plan refused (limits, [match]), or originals could not be saved
     RolledBack,  // a step failed; everything this transaction changed was restored
     Partial,     // a step failed and the rollback did not complete (see `left`)
+    Pending,     // applied and verified, held open (HeldTransaction): a commit or an abort decides
 };
 const char* tx_result_name(TxResult r);
 
@@ -62,6 +64,22 @@ struct InterfaceResult {
     std::string name;
     std::vector<StepResult> steps;
     std::vector<std::string> warnings;
+};
+
+// The outcome of a check of the applied result beyond the kernel's word
+// (ApplyOptions::after_verify, e.g. nictunectl's probe of the path to a peer).
+enum class CheckOutcome : uint8_t {
+    NotReached,  // not run: a step failed first
+    Passed,
+    Failed,   // the transaction was undone; `error` says why
+    Pending,  // the transaction is held open until the check's verdict comes (commit or abort)
+};
+const char* check_outcome_name(CheckOutcome o);
+
+struct CheckResult {
+    std::string name;  // what is checked ("peer 10.0.0.2")
+    CheckOutcome outcome = CheckOutcome::NotReached;
+    std::optional<Error> error;  // Failed: why
 };
 
 struct ApplyResult {
@@ -72,9 +90,12 @@ struct ApplyResult {
     std::vector<StepResult> system;
     std::vector<RestoreResult> rollback;  // what the rollback restored (or could not)
     std::vector<std::string> refusals;
-    std::optional<Error> error;  // the first failure, or why nothing was done
+    std::optional<Error> error;        // the first failure, or why nothing was done
+    std::optional<CheckResult> check;  // with an after_verify hook or when held
     [[nodiscard]] std::vector<std::string> left() const;  // settings not restored
 };
+
+class HeldTransaction;
 
 struct ApplyOptions {
     bool dry_run = false;
@@ -82,10 +103,58 @@ struct ApplyOptions {
     // Test hook: called before each SET (1-based change number); lets tests
     // fail or kill the process at a chosen step.
     std::function<void(int change)> before_change;
+    // The step between "verify" and "commit": called once every change is
+    // applied and verified (not after a failed step, nor in a dry run or a
+    // refused plan), with the locks held and the journal on disk, so a
+    // crash during it is recovered like one mid-transaction. An error undoes
+    // everything the transaction changed, as a failed step does (also with
+    // keep_going), and is the check's outcome (ApplyResult::check, named
+    // `check_name`) and the result's error. The engine knows nothing of what
+    // is checked: nictunectl probes the path to a peer here.
+    std::function<Result<void>(const ApplyResult& so_far)> after_verify;
+    std::string check_name;
+    // Set: a transaction that applied and verified (and passed after_verify)
+    // is not committed but handed over here, open (result Pending, check
+    // Pending): its commit or abort comes later (nictuned's confirmed apply:
+    // the client probes the peer in its own process).
+    std::unique_ptr<HeldTransaction>* hold = nullptr;
 };
 
 ApplyResult apply_plan(Backend& backend, StateStore& store, const Plan& plan,
                        const ApplyOptions& opts = {});
+
+// A transaction between "verify" and "commit" (ApplyOptions::hold): its
+// interfaces' locks held, its journal on disk (a crash now is recovered as
+// one mid-transaction: the originals are restored). It refers to the
+// Backend and StateStore it was applied with, which must outlive it.
+// Destroyed without commit() or abort(), it releases the locks and keeps
+// the journal, as a crash would: the next transaction on its interfaces,
+// their rollback or nictuned's start restores the originals.
+class HeldTransaction {
+  public:
+    struct State;
+    explicit HeldTransaction(std::unique_ptr<State> state);
+    ~HeldTransaction();
+    HeldTransaction(const HeldTransaction&) = delete;
+    HeldTransaction& operator=(const HeldTransaction&) = delete;
+
+    // As it was handed over (result Pending).
+    [[nodiscard]] const ApplyResult& result() const;
+    [[nodiscard]] std::vector<std::string> interfaces() const;
+    // The check passed: the interface records are saved (status applied),
+    // the journal removed and the locks released. Result Applied.
+    ApplyResult commit();
+    // It did not (or nobody confirmed it): everything the transaction
+    // changed is restored, newest first, as after a failed step; `why` is the
+    // check's error and the result's. Result RolledBack or Partial.
+    ApplyResult abort(Error why);
+    // commit() or abort() was called.
+    [[nodiscard]] bool resolved() const { return resolved_; }
+
+  private:
+    std::unique_ptr<State> s_;
+    bool resolved_ = false;
+};
 
 struct RollbackResult {
     // The device's current name: the name asked for, resolved as the kernel

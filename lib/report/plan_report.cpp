@@ -4,6 +4,7 @@
 
 #include "model/value_json.hpp"
 #include "report/json_report.hpp"
+#include "report/probe_report.hpp"
 #include "report/text_report.hpp"
 #include "util/json_writer.hpp"
 #include "util/strings.hpp"
@@ -155,6 +156,16 @@ std::string apply_json_text(const ApplyResult& r) {
     write_strings(w, "left", r.left());
     write_strings(w, "refusals", r.refusals);
     write_optional_error(w, r.error);
+    w.key("check");
+    if (r.check) {
+        w.begin_object();
+        w.field("name", r.check->name);
+        w.field("outcome", check_outcome_name(r.check->outcome));
+        write_optional_error(w, r.check->error);
+        w.end_object();
+    } else {
+        w.null();
+    }
     w.end_object();
     return out;
 }
@@ -325,6 +336,8 @@ namespace {
 
 struct ApplyView {
     std::string transaction, profile, result, error;
+    std::string check_name, check_outcome, check_error;  // check_name "": none
+    Json verify_peer;  // apply --verify-peer's part, when the client added it
     std::vector<InterfaceView> interfaces;
     std::vector<StepView> system;
     Json rollback = Json::array();
@@ -347,9 +360,25 @@ std::string apply_text(const ApplyView& r, bool color) {
         out += paint(color, "1", "rollback") + "\n";
         out += restore_text(r.rollback, color);
     }
+    if (r.verify_peer.is_object()) {
+        out += verify_peer_text(r.verify_peer, color);
+    } else if (!r.check_name.empty()) {
+        out +=
+            fmt::format("{} {}: {}{}\n", paint(color, "1", "check"), r.check_name, r.check_outcome,
+                        r.check_error.empty() ? "" : " (" + r.check_error + ")");
+    }
     const std::string& err = r.error;
+    const bool check_failed = r.check_outcome == "failed";
     if (r.result == "applied") {
         out += fmt::format("\nresult: applied and verified (transaction {})\n", r.transaction);
+    } else if (r.result == "pending") {
+        out += fmt::format(
+            "\nresult: applied and verified, waiting for the {} before it is kept (transaction "
+            "{})\n",
+            r.check_name.empty() ? "confirmation" : r.check_name + " check", r.transaction);
+    } else if (r.result == "rolled_back" && check_failed) {
+        out += "\nresult: " + paint(color, "1;31", r.check_name + " check failed") + ": " +
+               (r.check_error.empty() ? err : r.check_error) + "; rolled back\n";
     } else if (r.result == "dry_run") {
         out += "\nresult: dry run, nothing changed\n";
     } else if (r.result == "refused") {
@@ -451,6 +480,13 @@ std::string apply_text(const Json& r, bool color) {
     v.rollback = r.at("rollback");
     v.refusals = strings_of(r.at("refusals"));
     v.left = strings_of(r.at("left"));
+    // "check" is absent in an older nictuned's reports.
+    if (auto c = r.find("check"); c != r.end() && c->is_object()) {
+        v.check_name = jstr(*c, "name");
+        v.check_outcome = jstr(*c, "outcome");
+        v.check_error = error_text(*c);
+    }
+    if (auto vp = r.find("verify_peer"); vp != r.end()) v.verify_peer = *vp;
     return apply_text(v, color);
 }
 
@@ -471,6 +507,11 @@ std::string apply_text(const ApplyResult& r, bool color) {
         v.system.push_back(view_of(s));
     // Rollback lists are short; their JSON form keeps one renderer for them.
     if (!r.rollback.empty()) v.rollback = apply_json(r).at("rollback");
+    if (r.check) {
+        v.check_name = r.check->name;
+        v.check_outcome = check_outcome_name(r.check->outcome);
+        if (r.check->error) v.check_error = r.check->error->str();
+    }
     v.refusals = r.refusals;
     v.left = r.left();
     return apply_text(v, color);

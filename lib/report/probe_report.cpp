@@ -148,4 +148,93 @@ std::string probe_text(const Json& j, bool color) {
     return out;
 }
 
+Json verify_peer_json(const probe::PeerCheck& c, const probe::ProbeResult* route,
+                      const probe::ProbeResult* before, const probe::ProbeResult* after,
+                      const std::string& verdict, const std::optional<std::string>& reason) {
+    Json j;
+    j["peer"] = c.peer;
+    const probe::ProbeResult* any = route ? route : before ? before : after;
+    j["address"] = any ? Json(any->peer.address) : Json(nullptr);
+    j["interface"] = any ? Json(any->interface.name) : Json(nullptr);
+    j["checks"] = c.describe();
+    j["min_gbps"] = c.min_gbps ? Json(*c.min_gbps) : Json(nullptr);
+    j["max_regression_pct"] = c.max_regression_pct ? Json(*c.max_regression_pct) : Json(nullptr);
+    j["before"] = before ? probe_json(*before) : Json(nullptr);
+    j["after"] = after ? probe_json(*after) : Json(nullptr);
+    j["verdict"] = verdict;
+    j["reason"] = reason ? Json(*reason) : Json(nullptr);
+    return j;
+}
+
+namespace {
+
+// One figure of a probe report for the before/after table ("" when absent).
+std::string mtu_cell(const Json& p) {
+    if (!p.is_object() || p.at("path_mtu").is_null()) return "";
+    const std::string src = text_of(p, "path_mtu_source");
+    return text_of(p, "path_mtu") + (src == "interface"    ? ""
+                                     : src == "icmp"       ? " (ICMP)"
+                                     : src == "black_hole" ? " (black hole)"
+                                                           : "");
+}
+std::string rtt_cell(const Json& p) {
+    if (!p.is_object() || !p.at("rtt_ms").is_object()) return "";
+    const Json& r = p.at("rtt_ms");
+    return ms(num(r, "p50")) + " / " + ms(num(r, "p99"));
+}
+std::string gbps_cell(const Json& p) {
+    if (!p.is_object() || !p.at("throughput").is_object()) return "";
+    return fmt::format("{:.2f} Gbit/s", num(p.at("throughput"), "gbps"));
+}
+std::string retr_cell(const Json& p) {
+    if (!p.is_object() || !p.at("throughput").is_object()) return "";
+    const std::string r = text_of(p.at("throughput"), "retransmits");
+    return r.empty() ? "n/a" : r;
+}
+std::string iface_mtu_cell(const Json& p) {
+    if (!p.is_object()) return "";
+    return text_of(p.at("interface"), "mtu");
+}
+
+}  // namespace
+
+std::string verify_peer_text(const Json& v, bool color) {
+    const Style s{color};
+    std::string out;
+    std::string peer = text_of(v, "peer");
+    if (!text_of(v, "address").empty() && text_of(v, "address") != peer)
+        peer += " (" + text_of(v, "address") + ")";
+    const std::string verdict = text_of(v, "verdict");
+    const std::string shown = verdict == "passed"    ? s.wrap("32", "passed")
+                              : verdict == "failed"  ? s.wrap("1;31", "FAILED")
+                              : verdict == "dry_run" ? std::string("dry run, nothing probed")
+                              : verdict == "pending" ? std::string("pending")
+                                                     : std::string("not reached");
+    out += fmt::format("{} {} via {}: {}\n", s.wrap("1", "peer check"), peer,
+                       text_of(v, "interface").empty() ? "?" : text_of(v, "interface"), shown);
+    out += "  checks     " + text_of(v, "checks") + "\n";
+    const Json& b = v.contains("before") ? v.at("before") : Json();
+    const Json& a = v.contains("after") ? v.at("after") : Json();
+    if (b.is_object() || a.is_object()) {
+        struct Row {
+            const char* name;
+            std::string (*cell)(const Json&);
+        };
+        const Row rows[] = {{"MTU", iface_mtu_cell},
+                            {"path MTU", mtu_cell},
+                            {"RTT p50/p99", rtt_cell},
+                            {"throughput", gbps_cell},
+                            {"retransmits", retr_cell}};
+        out += fmt::format("  {:<12} {:<24} {}\n", "", "before", "after");
+        for (const auto& r : rows) {
+            const std::string x = r.cell(b), y = r.cell(a);
+            if (x.empty() && y.empty()) continue;
+            out += fmt::format("  {:<12} {:<24} {}\n", r.name, x.empty() ? "-" : x,
+                               y.empty() ? "-" : y);
+        }
+    }
+    if (!text_of(v, "reason").empty()) out += "  " + text_of(v, "reason") + "\n";
+    return out;
+}
+
 }  // namespace nictune::report

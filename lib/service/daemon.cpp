@@ -192,6 +192,12 @@ int run_daemon(const DaemonOptions& opts) {
                               to_valid_utf8(actual), enforced);
         });
     };
+    ev.held = [&](std::unique_ptr<HeldTransaction> held, const Binding& b,
+                  const std::string& reason) {
+        if (!object) return;  // destroyed unresolved: recovered like a crash
+        object->hold(std::move(held), "", PendingCheck{*b.verify_peer, b.min_gbps},
+                     std::chrono::seconds(b.confirm_timeout), reason);
+    };
     Watcher watcher(manager, ev);
 
     auto reload = [&]() -> Result<void> {
@@ -297,7 +303,8 @@ int run_daemon(const DaemonOptions& opts) {
             log(Level::Error, std::string("bus: ") + e.what());
         }
         auto pd = conn->getEventLoopPollData();
-        uint64_t deadline = std::min<uint64_t>(pd.timeout_usec, next_ping);
+        // A pending transaction's confirm deadline (confirmed apply).
+        uint64_t deadline = std::min({pd.timeout_usec, next_ping, obj->next_deadline()});
         int timeout_ms = -1;
         if (deadline != std::numeric_limits<uint64_t>::max()) {
             const uint64_t now = now_usec();
@@ -366,12 +373,18 @@ int run_daemon(const DaemonOptions& opts) {
             }
             if (resync) watcher.resync();
             watcher.process();
+            obj->expire(now_usec());
         } catch (const std::exception& e) {
             log(Level::Error, std::string("internal error while handling events: ") + e.what());
         }
         metrics.write_if_due(now_usec());
     }
     sd_notify(0, "STOPPING=1");
+    try {
+        obj->abort_all("nictuned is stopping");
+    } catch (const std::exception& e) {
+        log(Level::Error, std::string("internal error while rolling back: ") + e.what());
+    }
     object = nullptr;
     obj.reset();
     try {

@@ -6,7 +6,10 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include <chrono>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +27,14 @@ inline constexpr const char* kObjectPath = "/org/nictune1";
 std::string dbus_error_name(Errc code);
 sdbus::Error to_dbus_error(const Error& e);
 
+// What the client (or nictune-verify@.service) checks before it confirms a
+// pending transaction: for Status, the journal, and `nictunectl confirm`.
+struct PendingCheck {
+    std::string peer;                // "" when the client did not say
+    std::optional<double> min_gbps;  // a binding's threshold
+    std::string describe() const;    // "peer 10.0.0.2", "confirmation"
+};
+
 class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manager_adaptor> {
   public:
     using Base = sdbus::AdaptorInterfaces<org::nictune1::Manager_adaptor>;
@@ -31,6 +42,21 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
                   std::function<Result<void>()> reload,
                   std::function<nlohmann::json()> status_extra);
     ~ManagerObject();
+
+    // Confirmed apply (org.nictune1.Manager.xml): a transaction applied and
+    // verified, held open until Confirm, Abort, its deadline, or (with a
+    // client) the client's connection leaving the bus. A binding's
+    // transaction has no client; nictuned asks systemd to start
+    // nictune-verify@TRANSACTION.service for it.
+    void hold(std::unique_ptr<HeldTransaction> held, const std::string& client, PendingCheck check,
+              std::chrono::seconds timeout, const std::string& reason);
+    // The earliest deadline of a pending transaction (CLOCK_MONOTONIC usec),
+    // UINT64_MAX when none: the event loop's poll timeout includes it.
+    [[nodiscard]] uint64_t next_deadline() const;
+    // Rolls back the pending transactions whose deadline has passed.
+    void expire(uint64_t now_usec);
+    // Rolls back every pending transaction (nictuned is stopping).
+    void abort_all(const std::string& why);
 
   private:
     using Findings = std::vector<sdbus::Struct<std::string, std::string, std::string, std::string,
@@ -52,6 +78,9 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
     std::tuple<std::string, std::string, Outcomes, std::string> Apply(
         const std::string& profile, const std::vector<std::string>& interfaces,
         const Flags& flags) override;
+    std::tuple<std::string, std::string> Confirm(const std::string& transaction) override;
+    std::tuple<std::string, std::string> Abort(const std::string& transaction,
+                                               const std::string& reason) override;
     std::tuple<std::string, Restored, std::string> Rollback(const std::string& interface) override;
     std::tuple<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>,
                std::string>
@@ -66,6 +95,30 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
     std::string Version() override;
 
     void authorize();
+
+    struct Pending {
+        std::unique_ptr<HeldTransaction> held;
+        std::string client;  // the caller's unique bus name; "" for a binding's
+        PendingCheck check;
+        std::string reason;  // why it was applied: request, boot, hotplug, ...
+        std::chrono::seconds timeout{0};
+        uint64_t deadline = 0;    // CLOCK_MONOTONIC usec
+        sdbus::Slot client_gone;  // the NameOwnerChanged match for `client`
+    };
+    // Ends a pending transaction: commit (why empty) or abort, notes the
+    // result with the watcher (log, Applied signal) and remembers it for a
+    // late Confirm/Abort. Returns the final result.
+    ApplyResult finish(const std::string& transaction, const std::string& how,
+                       std::optional<Error> why);
+    void client_left(const std::string& name);
+    void start_verifier(const std::string& transaction);
+    nlohmann::json pending_json() const;
+
+    std::map<std::string, Pending> pending_;
+    // Transactions that ended recently (a Confirm that comes after the
+    // timeout learns what happened): transaction -> (result, report).
+    std::deque<std::pair<std::string, std::pair<std::string, std::string>>> ended_;
+    std::unique_ptr<sdbus::IProxy> systemd_;
 
     Manager& manager_;
     Watcher& watcher_;

@@ -77,6 +77,9 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
     t.last_result = tx_result_name(r.result);
     t.last_result_at = unix_now();
     t.drifted.clear();
+    // Pending: the values are in effect but may still be undone; the
+    // baseline waits for the verdict (drift checks skip it meanwhile).
+    t.held = r.result == TxResult::Pending;
     if (r.result == TxResult::Applied) {
         t.baseline.clear();
         for (const auto& ir : r.interfaces) {
@@ -97,11 +100,18 @@ void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason
         }
     }
     LogFields f{t.name, r.profile, "", r.transaction};
-    f.event = r.result == TxResult::Applied ? Event::Applied : Event::Failed;
+    f.event = r.result == TxResult::Applied   ? Event::Applied
+              : r.result == TxResult::Pending ? Event::None
+                                              : Event::Failed;
     f.result = tx_result_name(r.result);
     f.reason = reason;
     if (r.result == TxResult::Applied)
         log(Level::Notice, "applied profile " + r.profile + " (" + reason + ")", f);
+    else if (r.result == TxResult::Pending)
+        log(Level::Notice,
+            "applied profile " + r.profile + " (" + reason + "), waiting for " +
+                (r.check ? r.check->name : std::string("confirmation")),
+            f);
     else
         log(Level::Error,
             "profile " + r.profile + " (" + reason + "): " + tx_result_name(r.result) +
@@ -130,8 +140,15 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
     const ApplyRequest req{b->profile, {st.id.name}, false, false, false};
     std::optional<Profile> holder;
     auto p = bound_profile(b->profile, holder);
-    Result<ApplyResult> r =
-        p ? manager_.apply_to(**p, {st}, req) : Result<ApplyResult>(std::unexpected(p.error()));
+    // verify_peer: held open for nictune-verify@.service's verdict.
+    ApplyOptions hooks;
+    std::unique_ptr<HeldTransaction> held;
+    if (b->verify_peer && events_.held) {
+        hooks.hold = &held;
+        hooks.check_name = "peer " + *b->verify_peer;
+    }
+    Result<ApplyResult> r = p ? manager_.apply_to(**p, {st}, req, hooks)
+                              : Result<ApplyResult>(std::unexpected(p.error()));
     if (!r) {
         t.profile = b->profile;
         t.last_result = "error";
@@ -142,6 +159,10 @@ void Watcher::apply_binding(Tracked& t, const NicState& st, const std::string& r
         f.reason = reason;
         log(Level::Error, "profile " + b->profile + " (" + reason + "): " + r.error().str(), f);
         if (events_.applied) events_.applied("", t.name, b->profile, "error", reason);
+        return;
+    }
+    if (held) {
+        events_.held(std::move(held), *b, reason);  // notes the result back (note_request)
         return;
     }
     record(t, *r, reason);
@@ -178,12 +199,17 @@ void Watcher::apply_all(const std::string& reason) {
 // that one bad NIC cannot leave the others untuned.
 void Watcher::apply_bindings(std::vector<NicState> nics, const std::string& reason) {
     std::vector<std::pair<std::string, std::vector<NicState>>> groups;  // in order of appearance
+    std::vector<NicState> alone;  // bindings with verify_peer: a check each
     for (auto& st : nics) {
         auto it = tracked_.find(st.id.ifindex);
         if (it == tracked_.end()) continue;
         Tracked& t = it->second;
         if (!t.binding) t.binding = cfg_.binding_for(st.id);
         if (!t.binding) continue;
+        if (t.binding->verify_peer) {
+            alone.push_back(std::move(st));
+            continue;
+        }
         auto g = std::find_if(groups.begin(), groups.end(),
                               [&](const auto& x) { return x.first == t.binding->profile; });
         if (g == groups.end()) g = groups.insert(groups.end(), {t.binding->profile, {}});
@@ -206,6 +232,8 @@ void Watcher::apply_bindings(std::vector<NicState> nics, const std::string& reas
             apply_binding(t, fresh->front(), reason);
         }
     }
+    for (const auto& st : alone)
+        apply_binding(tracked_.at(st.id.ifindex), st, reason);
 }
 
 bool Watcher::apply_together(const std::string& profile, std::vector<NicState> group,
@@ -521,7 +549,7 @@ void Watcher::check_dirty() {
     std::vector<int> checked;
     for (int idx : dirty) {
         auto it = tracked_.find(idx);
-        if (it == tracked_.end() || it->second.baseline.empty()) continue;
+        if (it == tracked_.end() || it->second.baseline.empty() || it->second.held) continue;
         // The notifications carried the new state: compare it, no read.
         // (A check can enforce, which may add to notified_ and dirty_ for
         // the next round; `it` stays valid.)
@@ -553,11 +581,11 @@ void Watcher::check_dirty() {
     }
 }
 
-void Watcher::note_request(const ApplyResult& r) {
+void Watcher::note_request(const ApplyResult& r, const std::string& reason) {
     for (const auto& ir : r.interfaces) {
         for (auto& [idx, t] : tracked_) {
             if (t.name != ir.name) continue;
-            record(t, r, "request");
+            record(t, r, reason);
         }
     }
 }

@@ -59,6 +59,10 @@ struct Tracked {
     // empty std::deque already allocates ~600 bytes, per tracked interface.
     std::vector<std::chrono::steady_clock::time_point> enforcements;
     bool enforcement_suspended = false;
+    // A transaction on it waits for confirmation (a pending apply): the
+    // notifications meanwhile are its own changes, not drift; its end
+    // (note_request) settles the baseline.
+    bool held = false;
 
     // The baseline's value of `key`, or nullptr.
     [[nodiscard]] const Scalar* expected(std::string_view key) const;
@@ -73,6 +77,12 @@ struct WatcherEvents {
     std::function<void(const std::string&, const std::string&, const std::string&,
                        const std::string&, bool)>
         drift;
+    // A binding with verify_peer applied and verified a transaction and
+    // holds it open (ApplyOptions::hold): the daemon keeps it pending until
+    // nictune-verify@.service confirms it (service/manager_object.hpp),
+    // which notes the result back here (note_request).
+    std::function<void(std::unique_ptr<HeldTransaction>, const Binding&, const std::string& reason)>
+        held;
 };
 
 class Watcher {
@@ -114,8 +124,10 @@ class Watcher {
     // transaction per bound profile), then drift checks. The daemon calls it
     // after it has drained its sockets.
     void process();
-    // An Apply or Rollback request through D-Bus touched these interfaces.
-    void note_request(const ApplyResult& r);
+    // An Apply or Rollback request through D-Bus touched these interfaces
+    // (`reason`: request, or how a pending transaction ended: confirmed,
+    // aborted, timeout, disconnect, stopping).
+    void note_request(const ApplyResult& r, const std::string& reason = "request");
     void note_rollback(const std::string& interface);
 
     [[nodiscard]] const std::map<int, Tracked>& tracked() const { return tracked_; }

@@ -140,14 +140,61 @@ Result<void> bind_driver(const toml::node& v, const SourceLoc& loc, Binding& b) 
     return {};
 }
 
+// An address or a host name, as `nictunectl probe` takes it: resolved only
+// by nictunectl in nictune-verify@.service, never by nictuned.
+Result<void> bind_verify_peer(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = string_value(v, loc, "bind.verify_peer");
+    if (!s) return std::unexpected(s.error());
+    const bool ok = !s->empty() && s->size() <= 255 && std::ranges::all_of(*s, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' ||
+               c == '_' || c == '%';
+    });
+    if (!ok)
+        return invalid(loc, "bind.verify_peer: " + quote(*s) +
+                                " is not an address or a host name (e.g. \"10.0.0.2\", "
+                                "\"fe80::2%p4p1\", \"peer-b\")");
+    b.verify_peer = *s;
+    return {};
+}
+
+Result<void> bind_min_gbps(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    std::optional<double> x;
+    if (auto f = v.as_floating_point()) x = f->get();
+    if (auto i = v.as_integer()) x = static_cast<double>(i->get());
+    if (!x)
+        return invalid(loc, std::string("bind.min_gbps: expected a number, got ") + type_name(v));
+    if (!(*x > 0 && *x <= 10000))
+        return invalid(loc, "bind.min_gbps: must be more than 0 and at most 10000 (Gbit/s)");
+    b.min_gbps = *x;
+    return {};
+}
+
+Result<void> bind_confirm_timeout(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto i = v.as_integer();
+    if (!i)
+        return invalid(loc,
+                       std::string("bind.confirm_timeout: expected seconds, got ") + type_name(v));
+    if (i->get() < 1 || i->get() > 3600)
+        return invalid(loc, "bind.confirm_timeout: must be 1..3600 seconds");
+    b.confirm_timeout = static_cast<uint32_t>(i->get());
+    return {};
+}
+
 struct BindKey {
     std::string_view name;
     BindParser parse;
 };
 
 constexpr BindKey kBindKeys[] = {
-    {"profile", bind_profile}, {"enforce", bind_enforce}, {"interface", bind_interface},
-    {"mac", bind_mac},         {"pci", bind_pci},         {"driver", bind_driver},
+    {"profile", bind_profile},
+    {"enforce", bind_enforce},
+    {"interface", bind_interface},
+    {"mac", bind_mac},
+    {"pci", bind_pci},
+    {"driver", bind_driver},
+    {"verify_peer", bind_verify_peer},
+    {"min_gbps", bind_min_gbps},
+    {"confirm_timeout", bind_confirm_timeout},
 };
 
 using DaemonParser = Result<void> (*)(const toml::node&, const SourceLoc&, const std::string& file,
@@ -243,6 +290,7 @@ Result<void> parse_daemon(const toml::table& t, const std::string& file, DaemonC
 Result<Binding> parse_binding(const toml::table& t, const std::string& file) {
     Binding b;
     b.loc = loc_of(t.source(), file);
+    std::optional<SourceLoc> check_key;  // where min_gbps or confirm_timeout was
     for (const auto& [k, v] : in_file_order(t)) {
         const std::string key(k->str());
         const auto* bk = find_key(kBindKeys, key);
@@ -251,8 +299,13 @@ Result<Binding> parse_binding(const toml::table& t, const std::string& file) {
                                                           did_you_mean(key, names_of(kBindKeys)));
         if (auto r = bk->parse(*v, loc_of(v->source(), file), b); !r)
             return std::unexpected(r.error());
+        if ((key == "min_gbps" || key == "confirm_timeout") && !check_key)
+            check_key = loc_of(k->source(), file);
     }
     if (b.profile.empty()) return invalid(b.loc, "[[bind]] has no profile");
+    if (check_key && !b.verify_peer)
+        return invalid(*check_key,
+                       "min_gbps and confirm_timeout belong to a peer check: add verify_peer");
     if (!b.interface && !b.mac && !b.pci && !b.driver)
         return invalid(b.loc, "[[bind]] for profile " + quote(b.profile) +
                                   " needs at least one of interface, mac, pci or driver to match");
@@ -315,6 +368,7 @@ std::string Binding::describe() const {
     if (driver) parts.push_back("driver " + *driver);
     std::string out = join(parts, " ") + " -> " + profile;
     if (enforce) out += " (enforce)";
+    if (verify_peer) out += " (verify peer " + *verify_peer + ")";
     return out;
 }
 

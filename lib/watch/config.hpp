@@ -15,6 +15,10 @@
 //   mac = "90:e2:ba:00:00:01"     # current or permanent MAC } all given keys
 //   pci = "0000:03:00.0"          # PCI address       } must match
 //   driver = "ixgbe"              # kernel driver     }
+//   verify_peer = "10.0.0.2"      # keep the apply only if the path to this peer
+//                                 # carries the MTU (nictune-verify@.service checks)
+//   min_gbps = 9.0                # ... and iperf3 -s there measures at least this
+//   confirm_timeout = 300         # seconds the check may take before a rollback
 #pragma once
 
 #include <filesystem>
@@ -39,6 +43,13 @@ struct Binding {
     std::optional<std::string> mac;  // lower-case aa:bb:cc:dd:ee:ff
     std::optional<std::string> pci;  // lower-case 0000:03:00.0
     std::optional<std::string> driver;
+    // A check on the wire, which nictuned cannot make itself (no IP
+    // sockets): the transaction is held open until nictune-verify@.service
+    // (`nictunectl confirm`) probes the peer and confirms or aborts it, and
+    // rolled back after confirm_timeout seconds without a verdict.
+    std::optional<std::string> verify_peer;
+    std::optional<double> min_gbps;
+    uint32_t confirm_timeout = 300;
     SourceLoc loc;          // the [[bind]] table
     SourceLoc profile_loc;  // the profile value
 

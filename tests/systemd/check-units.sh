@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # check-units.sh CHECK: the checks behind `ctest -L units` (systemd/CMakeLists.txt).
-#   verify    systemd-analyze verify of the test copy of nictuned.service (its
-#             ExecStart= is the built daemon); any message about the unit fails
+#   verify    systemd-analyze verify of the test copies of nictuned.service (its
+#             ExecStart= is the built daemon) and of an instance of
+#             nictune-verify@.service (the built nictunectl); any message about
+#             the unit fails
 #   security  systemd-analyze security --offline=true: overall exposure at most
-#             $NICTUNE_SECURITY_MAX (2.0); prints every exposure item left
+#             $NICTUNE_SECURITY_MAX (2.0) for nictuned.service and
+#             $NICTUNE_VERIFY_SECURITY_MAX (2.5) for nictune-verify@.service,
+#             which needs IP sockets; prints every exposure item left; the
+#             verify unit must not get CAP_NET_ADMIN, nictuned no AF_INET
 #   policy    the D-Bus policy and polkit action are well-formed XML (xmllint;
 #             the polkit one against polkit's DTD: the host's, or else the one
 #             in Debian's polkitd .deb, downloaded and unpacked in a temporary
@@ -24,6 +29,7 @@ check=${1:-}
 SRC=${NICTUNE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BIN=${NICTUNE_BINARY_DIR:-$SRC/build}
 UNIT=${NICTUNE_TEST_UNIT:-$BIN/systemd/test/nictuned.service}
+VERIFY_UNIT=${NICTUNE_TEST_VERIFY_UNIT:-$BIN/systemd/test/nictune-verify@.service}
 PROBE=${NICTUNE_UNIT_PROBE:-$BIN/systemd/nictune_unit_probe}
 MAX=${NICTUNE_SECURITY_MAX:-2.0}
 SD=$SRC/systemd
@@ -86,6 +92,20 @@ check_verify() {
   verify_unit "test unit $(basename "$UNIT")" "$UNIT"
   # The template's placeholders are all substituted.
   if grep -n '@[A-Z_]*@' "$UNIT"; then fail "unsubstituted placeholders in $UNIT"; fi
+  # A template is verified as an instance (a copy named like one: verify
+  # reads the instance name from the file name).
+  [[ -f $VERIFY_UNIT ]] || { fail "no test unit $VERIFY_UNIT (build the nictune_test_unit target)"; finish; }
+  local vdir
+  vdir=$(mktemp -d /tmp/nictune-verify-unit.XXXXXX)
+  cp "$VERIFY_UNIT" "$vdir/nictune-verify@20261201T000000Z-1-0.service"
+  verify_unit "test unit nictune-verify@.service (an instance)" "$vdir/nictune-verify@20261201T000000Z-1-0.service"
+  rm -rf "$vdir"
+  if grep -n '@[A-Z_]*@' "$VERIFY_UNIT"; then fail "unsubstituted placeholders in $VERIFY_UNIT"; fi
+  if grep -q "^ExecStart=.*/nictunectl confirm %i$" "$VERIFY_UNIT"; then
+    pass "nictune-verify@.service runs nictunectl confirm %i"
+  else
+    fail "nictune-verify@.service: ExecStart= is not nictunectl confirm %i"
+  fi
   finish
 }
 
@@ -93,6 +113,25 @@ check_security() {
   need systemd-analyze "package systemd"
   [[ -f $UNIT ]] || { fail "no test unit $UNIT (build the nictune_test_unit target)"; finish; }
   score_unit "test unit" "$UNIT"
+  # The split: nictuned changes NICs and opens no IP socket; the verifier
+  # opens IP sockets and cannot change a NIC.
+  if grep -q '^RestrictAddressFamilies=AF_UNIX AF_NETLINK$' "$UNIT" && grep -q '^IPAddressDeny=any$' "$UNIT"; then
+    pass "nictuned.service: no AF_INET/AF_INET6, IPAddressDeny=any"
+  else
+    fail "nictuned.service allows IP sockets or traffic"
+  fi
+  if [[ -f $VERIFY_UNIT ]]; then
+    # (The unit's comments name CAP_NET_ADMIN; its settings must not.)
+    if grep -q '^CapabilityBoundingSet=CAP_NET_RAW$' "$VERIFY_UNIT" &&
+       ! grep -v '^[[:space:]]*#' "$VERIFY_UNIT" | grep -q 'CAP_NET_ADMIN'; then
+      pass "nictune-verify@.service: CAP_NET_RAW only"
+    else
+      fail "nictune-verify@.service: the capability bounding set is not CAP_NET_RAW alone"
+    fi
+    MAX=${NICTUNE_VERIFY_SECURITY_MAX:-2.5} score_unit "test unit nictune-verify@.service" "$VERIFY_UNIT"
+  else
+    fail "no test unit $VERIFY_UNIT (build the nictune_test_unit target)"
+  fi
   # For reference: systemd-networkd's own unit on this machine.
   local ref=/lib/systemd/system/systemd-networkd.service
   if [[ -f $ref ]]; then
@@ -237,7 +276,7 @@ check_policy() {
   local M=(org.nictune1 /org/nictune1 org.nictune1.Manager)
   local P=(org.nictune1 /org/nictune1 org.freedesktop.DBus.Properties)
   local m
-  for m in Audit Plan ListProfiles Status Apply Rollback Reload; do
+  for m in Audit Plan ListProfiles Status Apply Confirm Abort Rollback Reload; do
     call delivered nobody "${M[@]}" "$m"
   done
   call delivered nobody "${P[@]}" Get ss org.nictune1.Manager Version
@@ -285,6 +324,14 @@ install_to() {
     pass "--prefix $prefix: $(grep '^ExecPaths=' "$unit")"
   else
     fail "--prefix $prefix: ExecPaths= does not start with the daemon: $(grep '^ExecPaths=' "$unit")"
+  fi
+  local vunit
+  vunit=$(find "$root" -path '*/systemd/system/nictune-verify@.service' | head -n 1)
+  if [[ -n $vunit ]] && grep -q "^ExecStart=$prefix/bin/nictunectl confirm %i$" "$vunit" &&
+     grep -q "^ExecPaths=$prefix/bin/nictunectl /" "$vunit"; then
+    pass "--prefix $prefix: nictune-verify@.service runs $prefix/bin/nictunectl confirm %i"
+  else
+    fail "--prefix $prefix: nictune-verify@.service missing or not running $prefix/bin/nictunectl"
   fi
   local f dest
   for f in dbus-1/system.d/org.nictune1.conf dbus-1/system-services/org.nictune1.service \

@@ -523,3 +523,40 @@ TEST_F(DaemonConfigFiles, LoadConfigRefusesAGroupWritableFileWhenRootOwnershipIs
 
 }  // namespace
 }  // namespace nictune
+
+namespace nictune {
+namespace {
+
+TEST(DaemonConfigParser, ReadsAPeerCheckOfABinding) {
+    auto cfg = parse_config(
+        "[[bind]]\nprofile = \"jumbo\"\ninterface = \"p4p*\"\nverify_peer = \"10.0.0.2\"\n"
+        "min_gbps = 9\nconfirm_timeout = 120\n",
+        "n.toml");
+    ASSERT_TRUE(cfg) << cfg.error().str();
+    const Binding& b = cfg->bindings.at(0);
+    EXPECT_EQ(b.verify_peer, "10.0.0.2");
+    EXPECT_EQ(b.min_gbps, 9.0);
+    EXPECT_EQ(b.confirm_timeout, 120U);
+    EXPECT_NE(b.describe().find("(verify peer 10.0.0.2)"), std::string::npos) << b.describe();
+
+    auto plain = parse_config("[[bind]]\nprofile = \"jumbo\"\ndriver = \"ixgbe\"\n", "n.toml");
+    ASSERT_TRUE(plain);
+    EXPECT_FALSE(plain->bindings.at(0).verify_peer);
+    EXPECT_EQ(plain->bindings.at(0).confirm_timeout, 300U);
+}
+
+TEST(DaemonConfigParser, RejectsABadPeerCheckAtTheValue) {
+    const std::string head = "[[bind]]\nprofile = \"jumbo\"\ndriver = \"ixgbe\"\n";
+    EXPECT_EQ(error_of(head + "verify_peer = \"10.0.0.2;rm\"\n"),
+              "n.toml:4:15: bind.verify_peer: '10.0.0.2;rm' is not an address or a host name "
+              "(e.g. \"10.0.0.2\", \"fe80::2%p4p1\", \"peer-b\")");
+    EXPECT_EQ(error_of(head + "verify_peer = \"b\"\nmin_gbps = 0\n"),
+              "n.toml:5:12: bind.min_gbps: must be more than 0 and at most 10000 (Gbit/s)");
+    EXPECT_EQ(error_of(head + "verify_peer = \"b\"\nconfirm_timeout = 0\n"),
+              "n.toml:5:19: bind.confirm_timeout: must be 1..3600 seconds");
+    EXPECT_EQ(error_of(head + "min_gbps = 9\n"),
+              "n.toml:4:1: min_gbps and confirm_timeout belong to a peer check: add verify_peer");
+}
+
+}  // namespace
+}  // namespace nictune
