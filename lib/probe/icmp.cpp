@@ -161,8 +161,10 @@ Result<Fd> open_kind(const Peer& peer, IcmpSocketKind kind, const std::string& b
     set_buffer(fd.get(), SO_SNDBUFFORCE, SO_SNDBUF);
     if (!bind_device.empty() &&
         setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, bind_device.c_str(),
-                   static_cast<socklen_t>(bind_device.size())) != 0)
-        return fail_errno(errno, "SO_BINDTODEVICE " + bind_device);
+                   static_cast<socklen_t>(bind_device.size())) != 0) {
+        const int saved_errno = errno;  // read before the message is built
+        return fail_errno(saved_errno, "SO_BINDTODEVICE " + bind_device);
+    }
     // Connected: the kernel delivers only what comes from the peer.
     if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&peer.addr), peer.addr_len) != 0)
         return fail_errno(errno, "connect");
@@ -309,7 +311,10 @@ Result<std::optional<IcmpEvent>> IcmpSocket::read_reply() {
     if (n < 0) {
         if (errno == EAGAIN || errno == EINTR || pending_network_error(errno))
             return std::optional<IcmpEvent>{};
-        return fail_errno(errno, peer_label_ + ": receive");
+        {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, peer_label_ + ": receive");
+        }
     }
     int64_t rx_ns = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
@@ -351,7 +356,10 @@ Result<std::optional<IcmpEvent>> IcmpSocket::read_error() {
     const ssize_t n = recvmsg(fd_.get(), &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
     if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) return std::optional<IcmpEvent>{};
-        return fail_errno(errno, peer_label_ + ": receive errors");
+        {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, peer_label_ + ": receive errors");
+        }
     }
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
         const bool v4err = c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR;
@@ -400,7 +408,10 @@ Result<std::optional<IcmpEvent>> IcmpSocket::next(Clock::time_point deadline) {
         if (left.count() <= 0) return std::optional<IcmpEvent>{};
         pollfd p{fd_.get(), POLLIN, 0};
         const int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000)));
-        if (r < 0 && errno != EINTR) return fail_errno(errno, peer_label_ + ": poll");
+        if (r < 0 && errno != EINTR) {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, peer_label_ + ": poll");
+        }
         // Data that was not ours was consumed above; loop until the deadline.
         if (r > 0 && (p.revents & (POLLIN | POLLERR)) == 0)
             return fail(Errc::Io, peer_label_, "the ICMP socket reported a hang-up");

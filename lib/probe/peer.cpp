@@ -108,7 +108,10 @@ Result<AddrinfoPtr> lookup_name(const std::string& name, std::chrono::millisecon
                 "the name did not resolve within " + std::to_string(timeout.count()) + " ms");
     }
     AddrinfoPtr result(lk->cb.ar_result);
-    if (rc == EAI_SYSTEM) return fail_errno(errno, context + ": resolve");
+    if (rc == EAI_SYSTEM) {
+        const int saved_errno = errno;  // read before the message is built
+        return fail_errno(saved_errno, context + ": resolve");
+    }
     if (rc == EAI_MEMORY) return fail(Errc::Internal, context, "out of memory");
     if (rc != 0)
         return fail(Errc::InvalidArgument, context,

@@ -98,11 +98,16 @@ class Session {
 Result<Fd> Session::connect_one(const std::string& what) {
     const int family = peer_.family();
     Fd fd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP));
-    if (!fd) return fail_errno(errno, where_ + ": " + what + ": socket");
+    if (!fd) {
+        const int saved_errno = errno;  // read before the message is built
+        return fail_errno(saved_errno, where_ + ": " + what + ": socket");
+    }
     if (!opts_.bind_device.empty() &&
         setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, opts_.bind_device.c_str(),
-                   static_cast<socklen_t>(opts_.bind_device.size())) != 0)
-        return fail_errno(errno, where_ + ": " + what + ": SO_BINDTODEVICE " + opts_.bind_device);
+                   static_cast<socklen_t>(opts_.bind_device.size())) != 0) {
+        const int saved_errno = errno;  // read before the message is built
+        return fail_errno(saved_errno, where_ + ": " + what + ": SO_BINDTODEVICE " + opts_.bind_device);
+    }
     const sockaddr_storage sa = peer_.with_port(opts_.port);
     int err = 0;
     if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&sa), peer_.addr_len) != 0) {
@@ -114,7 +119,10 @@ Result<Fd> Session::connect_one(const std::string& what) {
                 pollfd p{fd.get(), POLLOUT, 0};
                 const int r = poll(&p, 1, poll_ms(deadline));
                 if (r < 0 && errno == EINTR) continue;
-                if (r < 0) return fail_errno(errno, where_ + ": " + what + ": poll");
+                if (r < 0) {
+                    const int saved_errno = errno;  // read before the message is built
+                    return fail_errno(saved_errno, where_ + ": " + what + ": poll");
+                }
                 if (r == 0) {
                     if (Clock::now() < deadline) continue;
                     return broken(what + ": no answer within " + seconds_text(opts_.timeout) +
@@ -149,7 +157,10 @@ Result<void> Session::send_all(int fd, const void* data, std::size_t n, const st
             return broken(what + ": the connection broke: " + std::strerror(errno));
         pollfd pf{fd, POLLOUT, 0};
         const int r = poll(&pf, 1, poll_ms(deadline));
-        if (r < 0 && errno != EINTR) return fail_errno(errno, where_ + ": poll");
+        if (r < 0 && errno != EINTR) {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, where_ + ": poll");
+        }
         if (r == 0 && Clock::now() >= deadline)
             return broken(what + ": the server took nothing for " + seconds_text(opts_.timeout));
     }
@@ -173,7 +184,10 @@ Result<void> Session::recv_exact(int fd, void* data, std::size_t n, Clock::time_
                           std::strerror(errno));
         pollfd pf{fd, POLLIN, 0};
         const int pr = poll(&pf, 1, poll_ms(deadline));
-        if (pr < 0 && errno != EINTR) return fail_errno(errno, where_ + ": poll");
+        if (pr < 0 && errno != EINTR) {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, where_ + ": poll");
+        }
         if (pr == 0 && Clock::now() >= deadline)
             return broken("no answer from the iperf3 server within " + seconds_text(opts_.timeout) +
                           " " + what);
@@ -230,7 +244,10 @@ Result<void> Session::run_sender(Clock::time_point end) {
             fds[i + 1] = {streams_[i].get(), POLLOUT, 0};
         const auto wake = std::min(end, last_progress + opts_.timeout);
         const int r = poll(fds.data(), fds.size(), poll_ms(wake));
-        if (r < 0 && errno != EINTR) return fail_errno(errno, where_ + ": poll");
+        if (r < 0 && errno != EINTR) {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, where_ + ": poll");
+        }
         if (fds[0].revents != 0) {
             auto st = read_state(step_deadline(), "during the test");
             if (!st) return std::unexpected(st.error());
@@ -271,7 +288,10 @@ Result<void> Session::run_receiver(Clock::time_point end) {
             fds[i + 1] = {streams_[i].get(), POLLIN, 0};
         const auto wake = std::min(end, last_progress + opts_.timeout);
         const int r = poll(fds.data(), fds.size(), poll_ms(wake));
-        if (r < 0 && errno != EINTR) return fail_errno(errno, where_ + ": poll");
+        if (r < 0 && errno != EINTR) {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, where_ + ": poll");
+        }
         if (fds[0].revents != 0) {
             auto st = read_state(step_deadline(), "during the test");
             if (!st) return std::unexpected(st.error());
@@ -318,7 +338,10 @@ Result<void> Session::drain_until_state(int8_t want, const std::string& waiting_
         for (auto& s : streams_)
             if (s) fds.push_back({s.get(), POLLIN, 0});
         const int r = poll(fds.data(), fds.size(), poll_ms(deadline));
-        if (r < 0 && errno != EINTR) return fail_errno(errno, where_ + ": poll");
+        if (r < 0 && errno != EINTR) {
+            const int saved_errno = errno;  // read before the message is built
+            return fail_errno(saved_errno, where_ + ": poll");
+        }
         if (r == 0 && Clock::now() >= deadline)
             return broken("no answer from the iperf3 server within " + seconds_text(opts_.timeout) +
                           " " + waiting_for);

@@ -19,7 +19,10 @@ Result<void> write_textfile(const fs::path& dir, std::string_view name, std::str
     // node_exporter reads only *.prom: the temporary name is never read.
     std::string tmp = (dir / ("." + std::string(name) + ".XXXXXX")).string();
     const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) return fail_errno(errno, dir.string() + ": cannot create a file");
+    if (fd < 0) {
+        const int saved_errno = errno;  // read before the message is built
+        return fail_errno(saved_errno, dir.string() + ": cannot create a file");
+    }
     const auto failed = [&](const char* what) -> Result<void> {
         const int err = errno;
         close(fd);

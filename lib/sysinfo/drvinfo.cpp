@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "sysinfo/text_file.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::sysinfo {
 namespace {
@@ -62,14 +63,16 @@ IoctlSocket::~IoctlSocket() {
 Result<DrvInfo> IoctlSocket::drvinfo(std::string_view ifname) const {
     if (ifname.empty() || ifname.size() >= IFNAMSIZ || ifname.find('\0') != std::string_view::npos)
         return fail(Errc::InvalidArgument, "driver info",
-                    "invalid interface name \"" + std::string(ifname) + "\"");
+                    "invalid interface name \"" + escape_name(ifname) + "\"");
     ethtool_drvinfo raw{};
     raw.cmd = ETHTOOL_GDRVINFO;
     ifreq ifr{};
     std::memcpy(ifr.ifr_name, ifname.data(), ifname.size());
     ifr.ifr_data = reinterpret_cast<char*>(&raw);
-    if (::ioctl(fd_, SIOCETHTOOL, &ifr) < 0)
-        return fail_errno(errno, std::string(ifname) + ": driver info: get", Errc::Kernel);
+    if (::ioctl(fd_, SIOCETHTOOL, &ifr) < 0) {
+        const int saved_errno = errno;  // read before the message is built
+        return fail_errno(saved_errno, escape_name(ifname) + ": driver info: get", Errc::Kernel);
+    }
     return parse_drvinfo(raw);
 }
 

@@ -549,7 +549,17 @@ bool health_target(Bytes in) {
         case 3: {
             auto c = sysinfo::parse_ifupdown(text, "interfaces", "p4p1");
             if (!c) {
-                check_file_line(c.error(), "interfaces");
+                // "source" lines are followed (on this machine's files: an
+                // absolute glob may reach /sbin), and an error in a sourced
+                // file names that file and its line.
+                const auto& e = c.error();
+                const auto colon = e.context.rfind(':');
+                check(colon != std::string::npos && colon + 1 < e.context.size() &&
+                          std::all_of(e.context.begin() + static_cast<long>(colon) + 1,
+                                      e.context.end(),
+                                      [](char ch) { return ch >= '0' && ch <= '9'; }),
+                      "'{}': {}: the context is not file:line", e.context, e.message);
+                check(!e.message.empty(), "'{}': error without a message", e.context);
                 return false;
             }
             return c->has_value();
