@@ -83,7 +83,7 @@ std::optional<ProfileChoice> choose_profile(std::span<const Profile> profiles, c
 namespace {
 
 std::string apply_fix(const Profile& p, const Identity& id) {
-    return "nictunectl apply " + p.name + " " + id.name;
+    return "nictunectl apply " + shell_word(p.name) + " " + shell_word(id.name);
 }
 
 void driver_findings(const NicState& state, const Profile* profile, const AuditContext& ctx,

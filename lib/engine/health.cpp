@@ -308,7 +308,7 @@ void check_counters(Ctx& c) {
             fix = fmt::format(
                 "raise rings.rx (now {} of {}): a profile with [rings] rx = \"max\" "
                 "(x520-throughput, x710-throughput) or ethtool -G {} rx {}",
-                *rx, *rx_max, c.name(), *rx_max);
+                *rx, *rx_max, shell_word(c.name()), *rx_max);
         else
             fix =
                 "the rings are at their maximum: spread the load over more queues and CPUs "

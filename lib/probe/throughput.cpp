@@ -106,7 +106,8 @@ Result<Fd> Session::connect_one(const std::string& what) {
         setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, opts_.bind_device.c_str(),
                    static_cast<socklen_t>(opts_.bind_device.size())) != 0) {
         const int saved_errno = errno;  // read before the message is built
-        return fail_errno(saved_errno, where_ + ": " + what + ": SO_BINDTODEVICE " + opts_.bind_device);
+        return fail_errno(saved_errno,
+                          where_ + ": " + what + ": SO_BINDTODEVICE " + opts_.bind_device);
     }
     const sockaddr_storage sa = peer_.with_port(opts_.port);
     int err = 0;

@@ -270,6 +270,21 @@ Result<void> parse_section(Section sec, const toml::table& t, const std::string&
                     }
                     out.match.pci_ids = *l;
                 } else {
+                    // Globs in nictune's text form (docs/names.md), as
+                    // bindings take them: a pattern no name can have is an
+                    // error here, not a profile that silently never matches.
+                    for (std::size_t i = 0; i < l->size(); ++i) {
+                        const auto& g = (*l)[i];
+                        const auto* arr = v.as_array();
+                        const SourceLoc gloc =
+                            arr && i < arr->size() ? loc_of((*arr)[i].source(), file) : vloc;
+                        if (auto bytes = unescape_name(g); !bytes)
+                            return invalid(gloc, what + ": " + bytes.error().message);
+                        if (!valid_name_or_altname(g))
+                            return invalid(gloc, what + ": " + quote(g) +
+                                                     " is not an interface name or glob (1 to 127 "
+                                                     "bytes, no '/' or whitespace)");
+                    }
                     out.match.interfaces = *l;
                 }
                 break;

@@ -184,6 +184,36 @@ Result<std::string> unescape_name(std::string_view text) {
                     "printable UTF-8, whitespace or a backslash)");
 }
 
+std::string shell_word(std::string_view text) {
+    const auto plain = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("._@%+=,-").find(c) != std::string_view::npos;
+    };
+    if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return std::string(text);
+    std::string out;
+    if (text.find("\\x") != std::string_view::npos) {
+        // Only \xhh escapes hold a backslash in the text form.
+        out = "$'";
+        for (char c : text) {
+            if (c == '\'')
+                out += "\\'";
+            else
+                out += c;
+        }
+        out += '\'';
+        return out;
+    }
+    out = "'";
+    for (char c : text) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    out += '\'';
+    return out;
+}
+
 bool glob_match(std::string_view pattern, std::string_view name) {
     auto p = unescape_name(pattern);
     auto n = unescape_name(name);

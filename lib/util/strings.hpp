@@ -42,6 +42,13 @@ std::string escape_name(std::string_view bytes);
 // instead) for text that is not the form escape_name() gives.
 Result<std::string> unescape_name(std::string_view text);
 
+// A name in text form as one word for a POSIX-style shell (bash, zsh), for
+// the commands reports suggest ("nictunectl apply x520 p4p1"): as it is when
+// it holds only [A-Za-z0-9._@%+=,-], in single quotes when it has other
+// printable characters ('a b$', with ' written '\''), and as bash's $'...'
+// when it has \xhh escapes, which $'...' reads back as the same bytes.
+std::string shell_word(std::string_view text);
+
 // Interface-name glob (bindings, profile [match]): `pattern` and `name` in
 // the text form, matched on the names' real bytes, shell-style: `*` any
 // bytes, `?` one byte, `[...]` one byte of a set; no backslash quoting (a

@@ -152,6 +152,15 @@ TEST(ProfileParser, RejectsMalformedMatchValues) {
               "p.toml:2:11: match.pci_ids: '8086-10fb' is not a PCI id of the form \"8086:10fb\"");
     EXPECT_EQ(error_of("[match]\ndrivers = [1]\n"),
               "p.toml:2:12: match.drivers: expected strings in the array, got an integer");
+    // Interface globs: the element that no name can match is named.
+    EXPECT_EQ(error_of("[match]\ninterfaces = [\"p4p1\", \"a/b\"]\n"),
+              "p.toml:2:23: match.interfaces: 'a/b' is not an interface name or glob (1 to 127 "
+              "bytes, no '/' or whitespace)");
+    EXPECT_TRUE(error_of("[match]\ninterfaces = \"p\\\\x4g\"\n")
+                    .starts_with("p.toml:2:14: match.interfaces: "))
+        << error_of("[match]\ninterfaces = \"p\\\\x4g\"\n");
+    EXPECT_EQ(error_of("[match]\ninterfaces = [\"p4p*\", \"\\\\xffq\"]\n[link]\nmtu = 9000\n"),
+              "(no error)");
 }
 
 TEST(ProfileParser, RejectsNulBytesAndGarbage) {

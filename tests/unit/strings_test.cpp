@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "support/process.hpp"
 #include "util/json_writer.hpp"
 
 namespace nictune {
@@ -284,6 +285,24 @@ TEST(NameGlob, MatchesTheRealBytes) {
     // Not the text form: matches nothing.
     EXPECT_FALSE(glob_match("a\\*", "a*"));
     EXPECT_FALSE(glob_match("*", "\xff"));
+}
+
+// The commands reports suggest name interfaces as shell words: bash, the
+// oracle, reads each back as the name's real bytes.
+TEST(ShellWord, BashReadsTheWordBackAsTheNamesBytes) {
+    if (!test::have_program("bash")) GTEST_SKIP() << "bash is not installed";
+    const std::vector<std::string> names = {
+        "p4p1",       "eth0.100", "a b", "it's", "$(reboot)", "`id`;x", "q\"w",  "\xc3\xa9th0",
+        "\xff\xfe''", "a\\b",     "*",   "-n",   "x\ty",      "!!",     "~root", "#c"};
+    for (const auto& bytes : names) {
+        const std::string word = shell_word(escape_name(bytes));
+        const auto r = test::run({"bash", "-c", "printf %s " + word});
+        EXPECT_EQ(r.status, 0) << word << ": " << r.err;
+        EXPECT_EQ(r.out, bytes) << "shell word " << word;
+    }
+    EXPECT_EQ(shell_word("p4p1"), "p4p1");
+    EXPECT_EQ(shell_word("a'b"), "'a'\\''b'");
+    EXPECT_EQ(shell_word("\\xffq"), "$'\\xffq'");
 }
 
 }  // namespace
