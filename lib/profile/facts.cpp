@@ -327,9 +327,29 @@ bool valid_counter_kind(std::string_view kind) {
     return false;
 }
 
+// A `*` in a counter's name is a queue (or priority, buffer) number: one or
+// more digits. A shell glob would let "rx_queue_*_drops" also take
+// virtio_net's "rx_queue_0_xdp_drops", which "rx_queue_0_drops" already
+// counts.
+bool counter_name_matches(std::string_view pattern, std::string_view name) {
+    std::size_t i = 0;
+    for (std::size_t p = 0; p < pattern.size(); ++p) {
+        if (pattern[p] != '*') {
+            if (i >= name.size() || name[i] != pattern[p]) return false;
+            ++i;
+            continue;
+        }
+        const std::size_t start = i;
+        while (i < name.size() && name[i] >= '0' && name[i] <= '9')
+            ++i;
+        if (i == start) return false;
+    }
+    return i == name.size();
+}
+
 const CounterFact* DriverFacts::counter(std::string_view name) const {
     for (const auto& c : counters)
-        if (glob_match(c.name, name)) return &c;
+        if (counter_name_matches(c.name, name)) return &c;
     return nullptr;
 }
 

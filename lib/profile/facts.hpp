@@ -75,13 +75,16 @@ struct ResetRow {
 // What one of the driver's own statistics (`ethtool -S` name) means to the
 // health checks (engine/health.cpp), with where that comes from.
 struct CounterFact {
-    std::string name;  // a glob for per-queue counters: "rx_queue_*_drops"
+    std::string name;  // per-queue counters: "rx_queue_*_drops", `*` = a number
     std::string kind;  // rx_no_buffer, rx_dropped, crc, pause_rx, pause_tx, tx_timeout, alloc_fail
     std::string meaning;
     std::string source;
 };
 // The kinds a CounterFact may have.
 bool valid_counter_kind(std::string_view kind);
+// Whether an `ethtool -S` name is one a CounterFact's name stands for: each
+// `*` is one or more digits, everything else literal.
+bool counter_name_matches(std::string_view pattern, std::string_view name);
 
 struct DriverFacts {
     std::string driver;

@@ -14,7 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "backend/system_health.hpp"
 #include "engine/health.hpp"
@@ -957,12 +960,144 @@ TEST(CounterFacts, TheBuiltInTableNamesIxgbeAndI40eCounters) {
     ASSERT_NE(ix, nullptr);
     ASSERT_NE(ix->counter("rx_no_dma_resources"), nullptr);
     EXPECT_EQ(ix->counter("rx_no_dma_resources")->kind, "rx_no_buffer");
-    EXPECT_FALSE(ix->counter("rx_no_dma_resources")->source.empty());
+    EXPECT_EQ(ix->counter("rx_missed_errors")->kind, "rx_no_buffer");
     EXPECT_EQ(ix->counter("tx_timeout_count")->kind, "tx_timeout");
-    EXPECT_EQ(FactsBook::builtin().find("i40e")->counter("port.rx_discards")->kind, "rx_no_buffer");
-    EXPECT_EQ(FactsBook::builtin().find("virtio_net")->counter("rx_queue_3_drops")->kind,
-              "rx_no_buffer");
+    EXPECT_EQ(ix->counter("rx_pb_3_pxoff")->kind, "pause_rx");
+    // The ring running empty is not a drop (the FIFO may hold the frame).
+    EXPECT_EQ(ix->counter("rx_no_buffer_count"), nullptr);
     EXPECT_EQ(ix->counter("rx_packets"), nullptr);
+    const auto* i40e = FactsBook::builtin().find("i40e");
+    ASSERT_NE(i40e, nullptr);
+    EXPECT_EQ(i40e->counter("port.rx_discards")->kind, "rx_no_buffer");
+    EXPECT_EQ(i40e->counter("port.rx_dropped")->kind, "rx_no_buffer");  // its older name
+    EXPECT_EQ(i40e->counter("port.tx_timeout")->kind, "tx_timeout");
+    EXPECT_EQ(i40e->counter("tx_timeout"), nullptr);  // no such string in i40e
+    EXPECT_EQ(i40e->counter("port.rx_priority_7_xoff_rx")->kind, "pause_rx");
+    // 6.1.192: oversize frames (GL_RXERR1), not ring drops.
+    EXPECT_EQ(i40e->counter("rx_dropped")->kind, "rx_dropped");
+    EXPECT_EQ(FactsBook::builtin().find("virtio_net")->counter("rx_queue_3_drops")->kind,
+              "rx_dropped");
+}
+
+TEST(CounterFacts, AStarIsANumberSoXdpDropsAreNotDropsTwice) {
+    EXPECT_TRUE(counter_name_matches("rx_queue_*_drops", "rx_queue_0_drops"));
+    EXPECT_TRUE(counter_name_matches("rx_queue_*_drops", "rx_queue_15_drops"));
+    EXPECT_TRUE(counter_name_matches("port.rx_priority_*_xoff_rx", "port.rx_priority_7_xoff_rx"));
+    EXPECT_TRUE(counter_name_matches("rx_missed_errors", "rx_missed_errors"));
+    // virtio_net counts every XDP drop in rx_queue_N_drops as well.
+    EXPECT_FALSE(counter_name_matches("rx_queue_*_drops", "rx_queue_0_xdp_drops"));
+    EXPECT_EQ(FactsBook::builtin().find("virtio_net")->counter("rx_queue_0_xdp_drops"), nullptr);
+    EXPECT_FALSE(counter_name_matches("rx_queue_*_drops", "rx_queue__drops"));
+    EXPECT_FALSE(counter_name_matches("rx_queue_*_drops", "rx_queue_0_drops_x"));
+    EXPECT_FALSE(counter_name_matches("rx_missed_errors", "rx_missed_error"));
+    EXPECT_FALSE(counter_name_matches("rx_missed_errors", ""));
+    // veth: XDP drops are a row of their own (not counted in rx_drops).
+    const auto* veth = FactsBook::builtin().find("veth");
+    ASSERT_NE(veth, nullptr);
+    ASSERT_NE(veth->counter("rx_queue_0_xdp_drops"), nullptr);
+    EXPECT_EQ(veth->counter("rx_queue_0_xdp_drops")->name, "rx_queue_*_xdp_drops");
+    EXPECT_EQ(veth->counter("rx_queue_0_drops")->name, "rx_queue_*_drops");
+}
+
+// The driver file and the tables (or get_strings functions) in it that define
+// the `ethtool -S` strings, Linux 6.1: what a counter row's source must cite.
+struct StatsSource {
+    std::string file;
+    std::set<std::string> tables;
+};
+const std::map<std::string, StatsSource>& stats_sources() {
+    static const std::map<std::string, StatsSource> m = {
+        {"ixgbe",
+         {"drivers/net/ethernet/intel/ixgbe/ixgbe_ethtool.c",
+          {"ixgbe_gstrings_stats", "ixgbe_get_strings"}}},
+        {"i40e",
+         {"drivers/net/ethernet/intel/i40e/i40e_ethtool.c",
+          {"i40e_gstrings_stats", "i40e_gstrings_net_stats", "i40e_gstrings_misc_stats",
+           "i40e_gstrings_pfc_stats"}}},
+        {"e1000e", {"drivers/net/ethernet/intel/e1000e/ethtool.c", {"e1000_gstrings_stats"}}},
+        {"igb",
+         {"drivers/net/ethernet/intel/igb/igb_ethtool.c",
+          {"igb_gstrings_stats", "igb_gstrings_net_stats", "igb_get_strings"}}},
+        {"ixgbevf", {"drivers/net/ethernet/intel/ixgbevf/ethtool.c", {"ixgbevf_gstrings_stats"}}},
+        {"iavf", {"drivers/net/ethernet/intel/iavf/iavf_ethtool.c", {"iavf_gstrings_stats"}}},
+        {"virtio_net",
+         {"drivers/net/virtio_net.c", {"virtnet_rq_stats_desc", "virtnet_sq_stats_desc"}}},
+        {"veth", {"drivers/net/veth.c", {"veth_rq_stats_desc"}}},
+    };
+    return m;
+}
+
+// What is wrong with a row's source, or "" when it cites the driver file, one
+// of its stats tables and, quoted, the string that makes the row's name:
+// the name itself ("%u" for its `*`) or, for the per-queue descriptor tables,
+// the part after "rx_queue_%u_".
+std::string source_problem(const std::string& driver, const CounterFact& c) {
+    const auto it = stats_sources().find(driver);
+    if (it == stats_sources().end())
+        return "the test knows no stats tables of driver " + driver + ": add them";
+    if (c.source.empty()) return "no source";
+    std::istringstream in(c.source);
+    std::string file, table;
+    in >> file >> table;
+    if (file != it->second.file) return "cites " + file + ", not " + it->second.file;
+    if (!table.ends_with(':')) return "the table is not followed by ':' (" + table + ")";
+    table.pop_back();
+    if (!it->second.tables.contains(table)) return "cites no stats table of the file: " + table;
+    const auto q1 = c.source.find('"');
+    const auto q2 = q1 == std::string::npos ? q1 : c.source.find('"', q1 + 1);
+    if (q2 == std::string::npos) return "quotes no string";
+    std::string literal = c.source.substr(q1 + 1, q2 - q1 - 1);
+    for (std::size_t p; (p = literal.find("%u")) != std::string::npos;)
+        literal.replace(p, 2, "*");
+    const auto star = c.name.find("_*_");
+    if (literal == c.name || (star != std::string::npos && c.name.substr(star + 3) == literal &&
+                              table.ends_with("_stats_desc")))
+        return {};
+    return "quotes \"" + literal + "\", which is not the name " + c.name;
+}
+
+TEST(CounterFacts, EveryBuiltInRowCitesTheStringInItsDriverSource) {
+    std::size_t rows = 0;
+    std::set<std::string> drivers;
+    for (const auto& d : FactsBook::builtin().drivers())
+        for (const auto& c : d.counters) {
+            ++rows;
+            drivers.insert(d.driver);
+            EXPECT_EQ(source_problem(d.driver, c), "") << d.driver << " " << c.name;
+            EXPECT_FALSE(c.meaning.empty()) << d.driver << " " << c.name;
+            EXPECT_TRUE(valid_counter_kind(c.kind)) << d.driver << " " << c.name;
+        }
+    EXPECT_GE(rows, 40U);
+    for (const char* d :
+         {"ixgbe", "i40e", "e1000e", "igb", "ixgbevf", "iavf", "virtio_net", "veth"})
+        EXPECT_TRUE(drivers.contains(d)) << d << " has no counter rows";
+}
+
+TEST(CounterFacts, TheSourceCheckRefusesRowsThatCiteNothingOrSomethingElse) {
+    CounterFact c{"rx_missed_errors", "rx_no_buffer", "m",
+                  "drivers/net/ethernet/intel/ixgbe/ixgbe_ethtool.c ixgbe_gstrings_stats: "
+                  "\"rx_missed_errors\" = IXGBE_NETDEV_STAT(rx_missed_errors)"};
+    EXPECT_EQ(source_problem("ixgbe", c), "");
+    CounterFact none = c;
+    none.source = "";
+    EXPECT_NE(source_problem("ixgbe", none), "");
+    CounterFact memory = c;
+    memory.source = "ixgbe_main.c ixgbe_update_stats: the MPC registers summed";
+    EXPECT_NE(source_problem("ixgbe", memory), "");
+    CounterFact other_table = c;
+    other_table.source =
+        "drivers/net/ethernet/intel/ixgbe/ixgbe_ethtool.c ixgbe_gstrings_test: "
+        "\"rx_missed_errors\"";
+    EXPECT_NE(source_problem("ixgbe", other_table), "");
+    CounterFact other_name = c;
+    other_name.name = "rx_no_dma_resources";
+    EXPECT_NE(source_problem("ixgbe", other_name), "");
+    CounterFact q{"rx_queue_*_drops", "rx_dropped", "m",
+                  "drivers/net/virtio_net.c virtnet_rq_stats_desc: \"drops\""};
+    EXPECT_EQ(source_problem("virtio_net", q), "");
+    q.name = "rx_queue_*_xdp_drops";
+    EXPECT_NE(source_problem("virtio_net", q), "");
+    EXPECT_NE(source_problem("mlx5_core", c), "");
 }
 
 TEST(CounterFacts, BadTablesAreRefusedWithTheirLocation) {

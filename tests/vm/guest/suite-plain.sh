@@ -21,9 +21,19 @@
 #   e1000e_blocked_features  LRO (fixed) and TSO without scatter-gather (off [requested on])
 #                            are "blocked", not failed, and nothing changes
 #   mid_transaction_rollback an early step applied, a later one rejected -> all rolled back (exit 3)
+# Health checks (issue 14, guest/health.sh):
+#   e1000e_health_counters   health.counters = ethtool -S and ip -s (within a window); the driver
+#                            table's e1000e counter names are the real driver's
+#   e1000e_health_irqs       health.irqs = msi_irqs, /proc/interrupts, smp/effective_affinity_list;
+#                            every vector pinned to CPU 1 -> health.irqs.one_cpu, spread -> none
+#   e1000e_health_pcie       behind a root port (run-vm --nic-root-port): health.pcie = the
+#                            function's and the slot's sysfs link files; x1 card, no finding
+#   netdevsim_health_unknown no PCI function: pcie, irqs, numa unknown with reasons, no finding
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
+# shellcheck source=health.sh
+. "$GUEST_DIR/health.sh"
 
 NTC=${NICTUNECTL:-nictunectl}
 PDIR=/tmp/nictune-vm-profiles
@@ -51,6 +61,9 @@ echo "suite-plain: kernel $(uname -r), $("$NTC" --version 2>&1), $(ethtool --ver
 install -d -m 0755 "$NOPROFILES" "$PDIR"
 ntc() { run "$NTC" --color never --direct --profiles-dir "$PDIR" --state-dir "$STATE" "$@"; }
 ntc_json() { run_split "$NTC" --color never --direct --profiles-dir "$PDIR" --state-dir "$STATE" "$@"; }
+# The health checks' audits: no profile of ours matches.
+# shellcheck disable=SC2034  # read by health.sh
+NTC_AUDIT=("$NTC" --color never --direct --profiles-dir "$NOPROFILES" --state-dir "$STATE")
 
 # --- the devices -----------------------------------------------------------------
 NSIM=$(make_netdevsim)
@@ -587,4 +600,8 @@ run_check mid_transaction_rollback "failure mid-transaction: everything rolled b
 run_check netdevsim_driver_table "netdevsim: what it refuses is refused before any change; nothing resets its link" check_netdevsim_driver_table
 run_check e1000e_driver_table "e1000e: what it refuses is refused before any change; what it rounds is predicted" check_e1000e_driver_table
 run_check e1000e_blocked_features "e1000e: fixed and kernel-held features are blocked, not failed" check_e1000e_blocked_features
+run_check e1000e_health_counters "e1000e health: counters equal ethtool -S and ip -s; the driver table's names are real" check_e1000e_health_counters
+run_check e1000e_health_irqs "e1000e health: MSI-X vectors equal /proc/interrupts and the affinity files; all on one CPU is found" check_e1000e_health_irqs
+run_check e1000e_health_pcie "e1000e health: link and slot equal sysfs behind a PCIe root port; an x1 card is no finding" check_e1000e_health_pcie
+run_check netdevsim_health_unknown "netdevsim health: what cannot be read is unknown with its reason, never a finding" check_netdevsim_health_unknown
 finish

@@ -19,9 +19,15 @@
 #   drift_enforced      with enforce = true the drift is repaired
 #   tuned               [tuned] profile = "latency-performance" through tuned's D-Bus API; rollback
 #   unprivileged        nobody is refused Apply on the system bus (installed policy, polkit); Audit works
+# Health checks (issue 14, guest/health.sh), audits through nictuned:
+#   e1000e_root_bus_unknown  on q35's root bus the NIC has no link registers: pcie unknown, no finding
+#   link_file_foreign        a .link file udev applied (trigger): the finding names the file:line,
+#                            the key and both values
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
+# shellcheck source=health.sh
+. "$GUEST_DIR/health.sh"
 
 CONFIG=${NICTUNE_VM_CONFIG:-/etc/nictune/nictune.toml}
 NTC=/usr/bin/nictunectl
@@ -29,6 +35,8 @@ NTC=/usr/bin/nictunectl
 
 ntc() { run "$NTC" --color never "$@"; }
 ntc_json() { run_split "$NTC" --color never "$@"; }
+# shellcheck disable=SC2034  # read by health.sh
+NTC_AUDIT=("$NTC" --color never)
 as_nobody() { run_split setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
 journal() { timeout 60 journalctl -b --no-pager -o cat -u "$1" 2>&1; }
 tuned_active() {
@@ -331,4 +339,6 @@ run_check drift_reported "systemd: ethtool -C behind the daemon's back is report
 run_check drift_enforced "systemd: with enforce = true drift is repaired" check_drift_enforced
 run_check tuned "systemd: [tuned] profile switches tuned over D-Bus, rollback switches back" check_tuned
 run_check unprivileged "systemd: an unprivileged caller is refused Apply on the system bus; Audit works" check_unprivileged
+run_check e1000e_root_bus_unknown "systemd health: an e1000e without link registers is unknown with its reason, never a finding" check_e1000e_root_bus_unknown
+run_check link_file_foreign "systemd health: a .link file udev applied is named with its key and both values" check_link_file_foreign
 finish

@@ -63,10 +63,17 @@ vm_qemu_args() {
   # host's network changes (qemu warns "hub N is not connected to host
   # network": that is the point). romfile= skips the PXE option ROM, useless
   # with -kernel.
-  local i
+  # --nic-root-port: each NIC in a pcie-root-port of its own (chassis i), so
+  # that the guest sees real link registers for the NIC and its slot.
+  local i bus
   for ((i = 1; i <= NICS; i++)); do
+    bus=
+    if ((NIC_ROOT_PORT_SET)); then
+      QEMU_ARGS+=(-device "pcie-root-port,id=nicrp$i,chassis=$i${NIC_ROOT_PORT:+,$NIC_ROOT_PORT}")
+      bus=",bus=nicrp$i"
+    fi
     QEMU_ARGS+=(-netdev "hubport,id=nic$i,hubid=$i"
-      -device "e1000e,netdev=nic$i,mac=52:54:00:4e:54:$(printf '%02x' "$i"),romfile=")
+      -device "e1000e,netdev=nic$i$bus,mac=52:54:00:4e:54:$(printf '%02x' "$i"),romfile=")
   done
   if ((QUIET)); then
     QEMU_ARGS+=(-chardev "file,id=con,path=$CONSOLE_LOG")

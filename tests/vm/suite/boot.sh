@@ -36,7 +36,11 @@ case $MODE in
   plain)
     NICTUNECTL=${NICTUNECTL:-$BIN/ctl/nictunectl}
     [[ -x $NICTUNECTL ]] || { say "FAIL: no nictunectl at $NICTUNECTL (build first)"; exit 1; }
-    args+=(--timeout 600 --env "NICTUNECTL=$NICTUNECTL")
+    # The NIC behind a PCIe root port (x16 slot at 8 GT/s): real link
+    # registers for the NIC and its slot (the health checks' PCIe reading).
+    # Two CPUs: the health IRQ check moves the NIC's vectors between them.
+    args+=(--timeout 600 --smp 2 --env "NICTUNECTL=$NICTUNECTL" --nic-root-port x-speed=8,x-width=16
+      --env "NICTUNE_FACTS=$SRC/profiles/facts/driver-facts.toml")
     ;;
   systemd)
     root=$WORK/root
