@@ -1,6 +1,7 @@
 # bash completion for nictunectl(1): subcommands, options, profile names (as
 # `nictunectl profiles` lists them, with the --profiles-dir, --bus-address
 # and --direct already on the line) and interface names (/sys/class/net).
+# zsh runs it too (nictunectl.zsh.in).
 # Installed as /usr/share/bash-completion/completions/nictunectl; needs no
 # helper from the bash-completion package. The option lists are the ones
 # `nictunectl [SUBCOMMAND] --help` prints; tests/operators/check-completion
@@ -27,7 +28,7 @@ _nictunectl() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local global_args='--profiles-dir --state-dir --bus-address --color --facts'
+    local global_args='--profiles-dir --state-dir --config --bus-address --color --facts'
     local global_flags='-h --help --version --direct'
     local subcommands='audit apply diff rollback profiles status reload keys'
 
@@ -41,7 +42,8 @@ _nictunectl() {
                 ctx+=("$w" "${COMP_WORDS[i + 1]}")
                 ((i++))
                 ;;
-            --state-dir | --color | --facts | --profile) ((i++)) ;;
+            --state-dir | --config | --color | --facts | --profile | --sample | --rtt-ms | \
+                --interface | --count | --timeout | --time | --streams | --port) ((i++)) ;;
             --direct) ctx+=("$w") ;;
             -*) ;;
             *)
@@ -56,7 +58,7 @@ _nictunectl() {
             COMPREPLY=($(compgen -d -- "$cur"))
             return
             ;;
-        --facts)
+        --facts | --config)
             COMPREPLY=($(compgen -f -- "$cur"))
             return
             ;;
@@ -64,8 +66,12 @@ _nictunectl() {
             COMPREPLY=($(compgen -W $'auto\nalways\nnever' -- "$cur"))
             return
             ;;
-        --bus-address)
+        --bus-address | --sample | --rtt-ms | --count | --timeout | --time | --streams | --port)
             COMPREPLY=()
+            return
+            ;;
+        --interface)
+            COMPREPLY=($(compgen -W "$(_nictunectl_interfaces)" -- "$cur"))
             return
             ;;
         --profile)
@@ -86,7 +92,7 @@ _nictunectl() {
 
     local opts=
     case $sub in
-        audit) opts='--profile --json --prometheus --all -v --verbose' ;;
+        audit) opts='--profile --json --prometheus --all -v --verbose --no-health --sample --rtt-ms' ;;
         apply) opts='--dry-run --json --force --keep-going' ;;
         diff) opts='--json --force' ;;
         rollback | profiles | status) opts='--json' ;;
