@@ -108,6 +108,15 @@ check_install() {
   if [[ -e /usr/sbin/nictuned || -n $(prop FragmentPath) ]]; then
     bad "nictune is on the guest before the package: $(ls -l /usr/sbin/nictuned 2>&1), unit $(prop FragmentPath)"
   fi
+  # The guest's root is an overlay over the host's, and this host has a
+  # container's /usr/sbin/policy-rc.d ("exit 101": start no service from a
+  # package script). An operator's Debian host has none; without this, the
+  # postinst enables nictuned.service but does not start it. Moved aside in
+  # the overlay only.
+  if [[ -e /usr/sbin/policy-rc.d ]]; then
+    mv /usr/sbin/policy-rc.d /usr/sbin/policy-rc.d.host-disabled &&
+      note "moved the host's /usr/sbin/policy-rc.d aside in the guest (it stops package scripts starting services)"
+  fi
   local t0=$SECONDS
   # What the README tells the operator. Everything the package needs is on
   # the guest already (the guest has no network: a missing dependency fails
