@@ -1,6 +1,7 @@
 # bash completion for nictunectl(1): subcommands, options, profile names (as
 # `nictunectl profiles` lists them, with the --profiles-dir, --bus-address
 # and --direct already on the line) and interface names (/sys/class/net).
+# zsh runs it too (nictunectl.zsh.in).
 # Installed as /usr/share/bash-completion/completions/nictunectl; needs no
 # helper from the bash-completion package. The option lists are the ones
 # `nictunectl [SUBCOMMAND] --help` prints; tests/operators/check-completion

@@ -820,6 +820,21 @@ std::vector<CpuRate> softnet_rates(const CounterSnapshot& before, const CounterS
     return out;
 }
 
+std::vector<CauseCounter> cause_counters(const NicState& nic, const InterfaceHealth& h,
+                                         const FactsBook* facts) {
+    std::vector<CauseCounter> out;
+    const DriverFacts* df = facts && nic.id.driver ? facts->find(*nic.id.driver) : nullptr;
+    if (h.driver_stats.known() && df)
+        for (const auto& k : *h.driver_stats)
+            if (const CounterFact* f = df->counter(k.name))
+                out.push_back(CauseCounter{k.name, f->kind, true, k.value});
+    if (h.link_stats.known())
+        for (const auto& k : h.link_stats->list())
+            if (const StandardCounter* s = standard(k.name))
+                out.push_back(CauseCounter{k.name, std::string(s->kind), false, k.value});
+    return out;
+}
+
 void add_health(Backend& backend, const FactsBook& facts, const AuditRequest& req,
                 AuditReport& report) {
     HealthReader* reader = backend.health();
@@ -867,6 +882,7 @@ void add_health(Backend& backend, const FactsBook& facts, const AuditRequest& re
             a.findings.begin(), a.findings.end(),
             [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
         h->limits = std::move(analysis.limits);
+        h->causes = cause_counters(a.state, h->data, &facts);
         a.health = std::move(h);
     }
     sys->findings = analyze_system_health(read.system, nullptr, sys->softnet_rates,

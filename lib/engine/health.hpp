@@ -80,12 +80,26 @@ HealthRates rates_between(const CounterSnapshot& before, const CounterSnapshot& 
 std::vector<CpuRate> softnet_rates(const CounterSnapshot& before, const CounterSnapshot& after,
                                    double seconds);
 
+// A counter that points at a cause of lost throughput: one of the driver's
+// statistics its facts name ([[DRIVER.counters]]) or one of the kernel's
+// standard ones, with its kind (profile/facts.hpp: rx_no_buffer, crc,
+// pause_rx, ...). Zeros included: what can be watched, not what moved.
+struct CauseCounter {
+    std::string name;     // `ethtool -S` or rtnetlink name
+    std::string kind;     // the cause
+    bool driver = false;  // the driver's statistic; else rtnetlink's
+    uint64_t value = 0;
+};
+std::vector<CauseCounter> cause_counters(const NicState& nic, const InterfaceHealth& health,
+                                         const FactsBook* facts);
+
 // What an audit reports per interface and for the machine (InterfaceAudit::
 // health, AuditReport::health).
 struct InterfaceHealthReport {
     InterfaceHealth data;
     std::optional<HealthRates> rates;
     std::vector<Limit> limits;
+    std::vector<CauseCounter> causes;
 };
 struct SystemHealthReport {
     SystemHealth data;

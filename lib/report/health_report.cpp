@@ -212,6 +212,19 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
         w.null();
     w.field("since", r.rates ? "totals since the driver loaded; rates over the sample"
                              : "totals since the driver loaded (or the counters were reset)");
+    // The counters above that point at a cause (the driver facts' and the
+    // kernel's standard ones), with the cause.
+    w.key("causes");
+    w.begin_array();
+    for (const auto& c : r.causes) {
+        w.begin_object();
+        w.field("name", c.name);
+        w.field("source", c.driver ? "driver" : "kernel");
+        w.field("kind", c.kind);
+        w.field("value", c.value);
+        w.end_object();
+    }
+    w.end_array();
     w.end_object();
     unknown_entry(unknown, "counters.driver", h.driver_stats);
     unknown_entry(unknown, "counters.kernel", h.link_stats);

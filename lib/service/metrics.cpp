@@ -77,7 +77,11 @@ report::DaemonMetrics daemon_metrics(const Watcher& watcher, bool config_ok) {
 }
 
 Result<report::AuditMetrics> daemon_audit(Manager& manager, const Watcher& watcher, int64_t now) {
-    auto nics = manager.audit(AuditRequest{});
+    // With the health checks (their figures are in the metrics), totals
+    // only: a sample would stop the event loop for its length.
+    AuditRequest all;
+    all.health = true;
+    auto nics = manager.audit(all);
     if (!nics) return std::unexpected(nics.error());
     report::AuditMetrics m = report::audit_metrics(*nics, now);
     // Bound interfaces (virtual ones too) against the profile bound to them.
@@ -88,6 +92,7 @@ Result<report::AuditMetrics> daemon_audit(Manager& manager, const Watcher& watch
         AuditRequest req;
         req.interfaces = names;
         req.profile = profile;
+        req.health = true;
         auto r = manager.audit(req);
         if (!r) {
             // An interface gone under us, a profile broken on disk: the
@@ -121,17 +126,26 @@ void MetricsExport::changed(uint64_t now) {
 }
 
 int MetricsExport::timeout_ms(uint64_t now, int timeout_ms) const {
-    if (!pending_) return timeout_ms;
-    const uint64_t due = std::min(last_ + kQuietUsec, first_ + kMaxDelayUsec);
+    uint64_t due = 0;
+    if (pending_)
+        due = std::min(last_ + kQuietUsec, first_ + kMaxDelayUsec);
+    else if (refresh_)
+        due = refresh_;
+    else
+        return timeout_ms;
     const int ms = due <= now ? 0 : static_cast<int>((due - now + 999) / 1000);
     return timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
 }
 
 void MetricsExport::write_if_due(uint64_t now) {
-    if (!pending_) return;
-    if (now < last_ + kQuietUsec && now < first_ + kMaxDelayUsec) return;
-    pending_ = false;
-    (void)write();
+    if (pending_) {
+        if (now < last_ + kQuietUsec && now < first_ + kMaxDelayUsec) return;
+    } else if (!refresh_ || now < refresh_) {
+        return;
+    }
+    // Only a file that could be written is kept fresh: without the
+    // directory there is no timer until something happens.
+    refresh_ = write() ? now + kRefreshUsec : 0;
 }
 
 bool MetricsExport::write() {

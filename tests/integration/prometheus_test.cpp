@@ -111,9 +111,8 @@ class PrometheusTest : public ::testing::Test {
 
         // pm0: bound, applied, then changed by someone else (drift). pm1:
         // bound to a profile the plan refuses. The third name holds a quote
-        // and a byte that is not UTF-8; it is audited by nictunectl only (a
-        // bound one would reach nictuned's D-Bus signals, which sd-bus
-        // refuses to send: that is the interface-name escaping's to fix).
+        // and a byte that is not UTF-8 (its text form is pmx"\xff): bound
+        // too, so it reaches nictuned's journal, D-Bus signals and metrics.
         weird_ = std::string("pmx\"\xff", 5);
         ASSERT_EQ(ns_->exec("ip link add name pm0 type veth peer name pp0 && "
                             "ip link add name pm1 type veth peer name pp1")
@@ -135,7 +134,8 @@ class PrometheusTest : public ::testing::Test {
         write("profiles/queues.toml", "[channels]\nrx = 4096\n");
         write("nictune.toml",
               "[[bind]]\nprofile = \"jumbo\"\ninterface = \"pm0\"\n\n"
-              "[[bind]]\nprofile = \"queues\"\ninterface = \"pm1\"\n");
+              "[[bind]]\nprofile = \"queues\"\ninterface = \"pm1\"\n\n"
+              "[[bind]]\nprofile = \"jumbo\"\ninterface = 'pmx\"\\xff'\n");
         std::string why;
         bus_ = PrivateBus::start(NICTUNE_TEST_BUS_CONF, &why);
         ASSERT_TRUE(bus_) << why;
@@ -309,6 +309,53 @@ TEST_F(PrometheusTest, NodeExporterServesNictunedsMetrics) {
               "0");
     // Unbound software links are neither audited nor listed.
     EXPECT_EQ(read_file(prom()).find("interface=\"pp0\""), std::string::npos) << read_file(prom());
+
+    // The bound name that is not UTF-8, in its text form, applied.
+    const std::string text_form = "pmx\"\\xff";
+    EXPECT_EQ(value_of(s, "nictune_bound_profile_info",
+                       {{"interface", text_form}, {"profile", "jumbo"}, {"enforce", "false"}}),
+              "1")
+        << read_file(prom());
+    EXPECT_EQ(value_of(s, "nictune_last_apply_result",
+                       {{"interface", text_form}, {"profile", "jumbo"}, {"result", "applied"}}),
+              "1")
+        << log();
+    EXPECT_EQ(value_of(s, "nictune_setting_drifted",
+                       {{"interface", text_form}, {"profile", "jumbo"}, {"setting", "link.mtu"}}),
+              "0");
+    auto mtu = ns_->exec_argv({"cat", "/sys/class/net/" + weird_ + "/mtu"});
+    EXPECT_EQ(mtu.out, "9014\n");
+
+    // The health figures, as node_exporter serves them (it writes its own
+    // number format: 1.25e+09). veth links at 10000 Mb/s full duplex, and
+    // its kernel counters name their causes.
+    const auto number = [&](const std::string& name,
+                            const std::map<std::string, std::string>& labels) {
+        const std::string v = value_of(s, name, labels);
+        return v.empty() ? -1.0 : std::stod(v);
+    };
+    EXPECT_EQ(number("nictune_health_link_speed_bytes_per_second", {{"interface", "pm0"}}), 1.25e9)
+        << read_file(prom());
+    EXPECT_EQ(number("nictune_health_link_full_duplex", {{"interface", "pm0"}}), 1);
+    const auto stats = [&](const std::string& field) {
+        auto r = ns_->exec_argv({"cat", "/sys/class/net/pm0/statistics/" + field});
+        return r.status == 0 ? std::stod(r.out) : -2.0;
+    };
+    EXPECT_EQ(number("nictune_health_counter_total", {{"interface", "pm0"},
+                                                      {"cause", "rx_no_buffer"},
+                                                      {"source", "kernel"},
+                                                      {"counter", "rx_missed_errors"}}),
+              stats("rx_missed_errors"));
+    EXPECT_EQ(number("nictune_health_counter_total", {{"interface", "pm0"},
+                                                      {"cause", "crc"},
+                                                      {"source", "kernel"},
+                                                      {"counter", "rx_crc_errors"}}),
+              stats("rx_crc_errors"));
+    EXPECT_EQ(number("nictune_health_limits", {{"interface", "pm0"}}), 0);
+    EXPECT_GE(number("nictune_health_softnet_dropped_total", {}), 0) << read_file(prom());
+    EXPECT_GE(number("nictune_health_softnet_times_squeezed_total", {}), 0);
+    // Nothing that could not be read: a veth has no PCIe link.
+    EXPECT_EQ(value_of(s, "nictune_health_pcie_link_width_lanes", {{"interface", "pm0"}}), "");
 }
 
 // The cron path: `nictunectl audit --prometheus` into the textfile

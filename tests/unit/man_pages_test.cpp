@@ -103,7 +103,28 @@ TEST(ManPages, NictunedListsEveryMetric) {
     ai.name = "p4p1";
     ai.profile = "x520-throughput";
     ai.by_setting[{"rings.rx", Severity::Warn}] = 1;
+    // Every health figure: each part of the health report present.
+    ai.speed_mbps = 10000;
+    ai.full_duplex = true;
+    auto h = std::make_shared<InterfaceHealthReport>();
+    PcieLink p;
+    p.link = PcieEnd{5.0, 5.0, 8, 8, "5.0 GT/s PCIe", "5.0 GT/s PCIe"};
+    p.port_functions = {"0000:03:00.0"};
+    h->data.pcie = Known<PcieLink>::of(p);
+    h->data.modes = Known<LinkModes>::of(LinkModes{{"10000baseT/Full"}, {}, {"10000baseT/Full"}});
+    h->data.irqs =
+        Known<std::vector<IrqInfo>>::of({IrqInfo{40, "p4p1-TxRx-0", 0, "0", "0", 0, 1, {}}});
+    NumaInfo n;
+    n.node = 0;
+    h->data.numa = Known<NumaInfo>::of(n);
+    h->limits = {Limit{"health.pcie", "x", 0.1, 8.0}};
+    h->causes = {CauseCounter{"rx_missed_errors", "rx_no_buffer", false, 0}};
+    ai.health = h;
     a.interfaces.push_back(ai);
+    auto sys = std::make_shared<SystemHealthReport>();
+    sys->data.softnet = Known<std::vector<SoftnetCpu>>::of({SoftnetCpu{}});
+    sys->data.irqbalance_active = Known<bool>::of(false);
+    a.health = sys;
     report::DaemonMetrics d;
     report::DaemonMetrics::Interface di;
     di.name = "p4p1";
@@ -115,7 +136,7 @@ TEST(ManPages, NictunedListsEveryMetric) {
     d.interfaces.push_back(di);
     const auto emitted = families(report::prometheus_text(&a, &d));
     EXPECT_EQ(tags(section(page("nictuned.8"), "METRICS")), emitted);
-    EXPECT_GE(emitted.size(), 12U);
+    EXPECT_GE(emitted.size(), 34U);
 }
 
 // The example /etc/nictune/nictune.toml the package ships parses and binds

@@ -158,6 +158,152 @@ TEST(PrometheusText, SameFromTheAuditJsonAsFromTheReport) {
                     .interfaces.empty());
 }
 
+// An interface the health checks looked at: an X520 port in an x4 slot at
+// 2.5 GT/s (card: x8, 5 GT/s), linked at 1000 Mb/s full duplex, its three
+// queue IRQs on CPU 0 of node 0 while the card is on node 1.
+AuditReport health_report() {
+    AuditReport r;
+    InterfaceAudit ia;
+    ia.state = test::ixgbe_port("p4p1");
+    ia.state.values.set(Key::LinkSpeed, 1000);
+    ia.state.values.set(Key::LinkDuplex, 1);
+    ia.findings.push_back(Finding{Severity::Warn, "health.pcie", Scalar{}, Scalar{}, "x4", ""});
+    auto h = std::make_shared<InterfaceHealthReport>();
+    PcieLink p;
+    p.function = "0000:03:00.0";
+    p.link.current_gts = 2.5;
+    p.link.current_width = 4;
+    p.link.max_gts = 5.0;
+    p.link.max_width = 8;
+    p.port_functions = {"0000:03:00.0", "0000:03:00.1"};
+    h->data.pcie = Known<PcieLink>::of(p);
+    h->data.modes = Known<LinkModes>::of(
+        LinkModes{{"1000baseT/Full", "10000baseT/Full"}, {"10000baseT/Full"}, {"1000baseT/Full"}});
+    std::vector<IrqInfo> irqs;
+    for (unsigned q = 0; q < 3; ++q)
+        irqs.push_back(IrqInfo{
+            40 + q, "p4p1-TxRx-" + std::to_string(q), static_cast<int>(q), "0", "0", 0, 10, {}});
+    irqs.push_back(IrqInfo{43, "p4p1", std::nullopt, "0-7", "3", 0, 1, {}});
+    h->data.irqs = Known<std::vector<IrqInfo>>::of(irqs);
+    NumaInfo n;
+    n.node = 1;
+    n.local_cpulist = "4-7";
+    n.local_cpus = 4;
+    h->data.numa = Known<NumaInfo>::of(n);
+    h->limits.push_back(Limit{"health.pcie", "PCIe x4 at 2.5 GT/s", 0.2, 8.0});
+    h->limits.push_back(Limit{"health.irqs.one_cpu", "all 3 queue IRQs on CPU 0", 0.3, {}});
+    h->causes.push_back(CauseCounter{"rx_missed_errors", "rx_no_buffer", true, 12});
+    h->causes.push_back(CauseCounter{"rx_crc_errors", "crc", false, 0});
+    ia.health = h;
+    r.interfaces.push_back(std::move(ia));
+    // A software link: no PCIe, no modes, no IRQs (each unknown, with why).
+    InterfaceAudit v;
+    v.state = test::veth("v0");
+    auto vh = std::make_shared<InterfaceHealthReport>();
+    vh->data.pcie = Known<PcieLink>::none("not a PCI device");
+    vh->data.modes = Known<LinkModes>::none("no link modes");
+    vh->data.irqs = Known<std::vector<IrqInfo>>::none("no IRQs");
+    vh->data.numa = Known<NumaInfo>::none("no device");
+    v.health = vh;
+    r.interfaces.push_back(std::move(v));
+    auto sys = std::make_shared<SystemHealthReport>();
+    sys->data.softnet = Known<std::vector<SoftnetCpu>>::of(
+        {SoftnetCpu{0, 100, 3, 5, 0, 0}, SoftnetCpu{1, 100, 4, 6, 0, 0}});
+    sys->data.irqbalance_active = Known<bool>::of(true);
+    r.health = sys;
+    return r;
+}
+
+TEST(PrometheusText, HealthFiguresInBaseUnits) {
+    const auto m = report::audit_metrics(health_report(), 5);
+    const std::string text = report::prometheus_text(&m, nullptr);
+    const auto has = [&](const std::string& line) {
+        return text.find(line + "\n") != std::string::npos;
+    };
+    const std::string p = "{interface=\"p4p1\"} ";
+    EXPECT_TRUE(has("nictune_health_pcie_link_speed_transfers_per_second" + p + "2500000000"))
+        << text;
+    EXPECT_TRUE(has("nictune_health_pcie_link_max_speed_transfers_per_second" + p + "5000000000"));
+    EXPECT_TRUE(has("nictune_health_pcie_link_width_lanes" + p + "4"));
+    EXPECT_TRUE(has("nictune_health_pcie_link_max_width_lanes" + p + "8"));
+    // 2.5 GT/s x 4 lanes with 8b/10b: 8 Gbit/s, 1e9 bytes per second.
+    EXPECT_TRUE(has("nictune_health_pcie_bandwidth_bytes_per_second" + p + "1000000000"));
+    EXPECT_TRUE(has("nictune_health_pcie_max_bandwidth_bytes_per_second" + p + "4000000000"));
+    EXPECT_TRUE(has("nictune_health_pcie_link_ports" + p + "2"));
+    EXPECT_TRUE(has("nictune_health_link_speed_bytes_per_second" + p + "125000000"));
+    EXPECT_TRUE(has("nictune_health_link_max_speed_bytes_per_second" + p + "1250000000"));
+    EXPECT_TRUE(has("nictune_health_link_partner_max_speed_bytes_per_second" + p + "125000000"));
+    EXPECT_TRUE(has("nictune_health_link_full_duplex" + p + "1"));
+    EXPECT_TRUE(has("# TYPE nictune_health_counter_total counter"));
+    EXPECT_TRUE(
+        has("nictune_health_counter_total{interface=\"p4p1\",cause=\"rx_no_buffer\","
+            "source=\"driver\",counter=\"rx_missed_errors\"} 12"));
+    EXPECT_TRUE(
+        has("nictune_health_counter_total{interface=\"p4p1\",cause=\"crc\","
+            "source=\"kernel\",counter=\"rx_crc_errors\"} 0"))
+        << "a counter at 0 is a sample, so that rate() works from the start";
+    // Three queue IRQs (the fourth has no queue), all on CPU 0, off node 1.
+    EXPECT_TRUE(has("nictune_health_queue_irqs" + p + "3"));
+    EXPECT_TRUE(has("nictune_health_queue_irq_cpus" + p + "1"));
+    EXPECT_TRUE(has("nictune_health_queue_irqs_remote_node" + p + "3"));
+    EXPECT_TRUE(has("nictune_health_limits" + p + "2"));
+    EXPECT_TRUE(
+        has("nictune_health_limit_impact_ratio{interface=\"p4p1\",limit=\"health.pcie\"} 0.2"));
+    EXPECT_TRUE(
+        has("nictune_health_limit_cap_bytes_per_second{interface=\"p4p1\",limit="
+            "\"health.pcie\"} 1000000000"));
+    EXPECT_EQ(text.find("nictune_health_limit_cap_bytes_per_second{interface=\"p4p1\",limit="
+                        "\"health.irqs.one_cpu\"}"),
+              std::string::npos)
+        << "no cap known, no sample";
+    EXPECT_TRUE(has("# TYPE nictune_health_softnet_dropped_total counter"));
+    EXPECT_TRUE(has("nictune_health_softnet_dropped_total 7"));
+    EXPECT_TRUE(has("nictune_health_softnet_times_squeezed_total 11"));
+    EXPECT_TRUE(has("nictune_health_irqbalance_active 1"));
+    // What could not be read has no sample: never a 0 for "unknown".
+    const std::string v = "{interface=\"v0\"}";
+    EXPECT_EQ(text.find("nictune_health_pcie_link_width_lanes" + v), std::string::npos);
+    EXPECT_EQ(text.find("nictune_health_queue_irqs" + v), std::string::npos);
+    EXPECT_EQ(text.find("nictune_health_link_max_speed_bytes_per_second" + v), std::string::npos);
+    EXPECT_TRUE(has("nictune_health_limits" + v + " 0"));
+}
+
+TEST(PrometheusText, NoHealthFiguresWithoutTheHealthChecks) {
+    AuditReport r = health_report();
+    for (auto& i : r.interfaces)
+        i.health = nullptr;
+    r.health = nullptr;
+    const auto m = report::audit_metrics(r, 5);
+    const std::string text = report::prometheus_text(&m, nullptr);
+    EXPECT_EQ(text.find("nictune_health_"), std::string::npos) << text;
+    EXPECT_NE(text.find("nictune_audit_findings{interface=\"p4p1\""), std::string::npos);
+}
+
+// nictunectl audit --prometheus through nictuned reads the JSON reply: the
+// same text as nictuned's own export from the report.
+TEST(PrometheusText, SameHealthFiguresFromTheAuditJson) {
+    const AuditReport r = health_report();
+    const auto from_report = report::audit_metrics(r, 5);
+    const auto from_json = report::audit_metrics(report::audit_json(r), 5);
+    EXPECT_EQ(report::prometheus_text(&from_report, nullptr),
+              report::prometheus_text(&from_json, nullptr));
+    EXPECT_NE(report::prometheus_text(&from_json, nullptr).find("nictune_health_queue_irq_cpus"),
+              std::string::npos);
+    // Health parts of the wrong type are left out, never an exception.
+    auto j = report::audit_json(r);
+    j["interfaces"][0]["health"]["pcie"] = "x4";
+    j["interfaces"][0]["health"]["irqs"] = {{{"queue", "zero"}, {"affinity", 7}}};
+    j["interfaces"][0]["health"]["counters"]["causes"] = {{{"name", "a"}, {"value", -1}}};
+    j["health"]["softnet"] = 3;
+    const auto odd = report::audit_metrics(j, 5);
+    const std::string text = report::prometheus_text(&odd, nullptr);
+    EXPECT_EQ(text.find("nictune_health_pcie_link_width_lanes"), std::string::npos);
+    EXPECT_NE(text.find("nictune_health_queue_irqs{interface=\"p4p1\"} 0\n"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("nictune_health_counter_total"), std::string::npos);
+    EXPECT_EQ(text.find("nictune_health_softnet_dropped_total"), std::string::npos);
+}
+
 TEST(MetricsFile, IsReplacedWholeAndWorldReadable) {
     char tmpl[] = "/tmp/nictune-metrics-unit-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -254,7 +400,8 @@ TEST_F(MetricsExportTest, WritesOnceThingsAreQuiet) {
     EXPECT_FALSE(written());
     metrics->write_if_due(11 * s);
     ASSERT_TRUE(written());
-    EXPECT_EQ(metrics->timeout_ms(11 * s, -1), -1);
+    // Then only the refresh, a minute later.
+    EXPECT_EQ(metrics->timeout_ms(11 * s, -1), 60000);
     const std::string t = text();
     EXPECT_NE(t.find("nictune_last_apply_result{interface=\"p4p1\",profile=\"jumbo\",result="
                      "\"applied\"} 1\n"),
@@ -282,11 +429,37 @@ TEST_F(MetricsExportTest, ABurstThatDoesNotStopIsWrittenAfterTenSeconds) {
     EXPECT_TRUE(written());
 }
 
+// The counters and IRQ placement change without events: the file is
+// rewritten a minute after the last write, then every minute.
+TEST_F(MetricsExportTest, IsRefreshedEveryMinuteWhileNothingHappens) {
+    constexpr uint64_t s = 1000000;
+    metrics->changed(0);
+    metrics->write_if_due(1 * s);
+    ASSERT_TRUE(written());
+    const std::string first = text();
+    be.nics[0].values.set(Key::LinkMtu, 1500);  // no event: the fake sends none
+    metrics->write_if_due(60 * s);
+    EXPECT_EQ(text(), first) << "not before the minute is up";
+    EXPECT_EQ(metrics->timeout_ms(60 * s, -1), 1000);
+    metrics->write_if_due(61 * s);
+    EXPECT_NE(text(), first) << "refreshed";
+    EXPECT_EQ(metrics->timeout_ms(61 * s, -1), 60000);
+    // An event in between postpones the refresh to a minute after its write.
+    metrics->changed(100 * s);
+    metrics->write_if_due(101 * s);
+    EXPECT_EQ(metrics->timeout_ms(101 * s, -1), 60000);
+}
+
 TEST_F(MetricsExportTest, WritesNothingWithoutTheDirectory) {
+    constexpr uint64_t s = 1000000;
     fs::remove_all(dir_ / "textfile");
     metrics->changed(0);
     EXPECT_FALSE(metrics->write());
     EXPECT_FALSE(fs::exists(dir_ / "textfile"));
+    // No file, no refresh: the daemon stays without a timer.
+    metrics->changed(0);
+    metrics->write_if_due(1 * s);
+    EXPECT_EQ(metrics->timeout_ms(2 * s, -1), -1);
 }
 
 }  // namespace
