@@ -282,9 +282,11 @@ check_metrics() {
   local version
   version=$(dpkg-deb -f "$DEB" Version)
   local want
+  # As node_exporter serves them (client_golang's text format): labels
+  # sorted by name, values in Go's shortest form (125000000 is 1.25e+08).
   for want in "nictune_build_info{version=\"$version\"} 1" \
     "nictune_config_loaded 1" \
-    "nictune_bound_profile_info{interface=\"$IF_OK\",profile=\"jumbo-9014\",enforce=\"false\"} 1" \
+    "nictune_bound_profile_info{enforce=\"false\",interface=\"$IF_OK\",profile=\"jumbo-9014\"} 1" \
     "nictune_last_apply_result{interface=\"$IF_BAD\",profile=\"vm-refused\",result=\"refused\"} 1"; do
     grep -qxF -- "$want" <<<"$body" && ok "served: $want" || bad "node_exporter does not serve '$want'"
   done
@@ -293,7 +295,7 @@ check_metrics() {
   local e1k
   e1k=$(iface_by_driver e1000e)
   if [[ -n $e1k ]]; then
-    want="nictune_health_link_speed_bytes_per_second{interface=\"$e1k\"} 125000000"
+    want="nictune_health_link_speed_bytes_per_second{interface=\"$e1k\"} 1.25e+08"
     grep -qxF -- "$want" <<<"$body" && ok "served: $want" || {
       bad "node_exporter does not serve '$want'"
       metric_line "$body" "nictune_health_" | head -n 30 | sed 's/^/    /'
