@@ -252,9 +252,17 @@ struct SystemHealthReader::Impl {
             }
             out.push_back(std::move(q));
         }
-        if (out.empty())
+        if (out.empty()) {
+            // Drivers such as e1000e allocate the vectors at probe and
+            // request them (which puts them in /proc/interrupts) at open.
+            const auto op = n.values.get(Key::LinkOperstate);
+            if (op && *op != 6)
+                return Known<std::vector<IrqInfo>>::none(
+                    "its MSI vectors are not in /proc/interrupts: the driver requests them when "
+                    "the interface is up, and it is not");
             return Known<std::vector<IrqInfo>>::none(
                 "its MSI vectors are not in /proc/interrupts (released meanwhile)");
+        }
         return Known<std::vector<IrqInfo>>::of(std::move(out));
     }
 
