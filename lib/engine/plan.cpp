@@ -48,8 +48,6 @@ const char* step_kind_name(StepKind k) {
     return "refused";
 }
 
-namespace {
-
 Phase phase_of(Section s) {
     switch (s) {
         case Section::Channels:
@@ -70,6 +68,8 @@ Phase phase_of(Section s) {
             return Phase::Link;
     }
 }
+
+namespace {
 
 std::string requested_text(Key k, const Target& t) {
     return key_path(k) + " = " +

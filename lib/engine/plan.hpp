@@ -20,6 +20,9 @@ namespace nictune {
 
 enum class Phase : uint8_t { Channels, Rings, Link, Pause, Features, Coalesce, Sysctl, Tuned };
 const char* phase_name(Phase p);
+// The phase a section's settings are applied in (the apply order; rollback
+// undoes in the reverse). One table for plan and transaction.
+Phase phase_of(Section s);
 
 enum class StepKind : uint8_t {
     Change,       // differs: will be set

@@ -102,24 +102,7 @@ int64_t unix_now() {
 }
 
 Phase phase_of_setting(const SettingId& id) {
-    switch (id.section) {
-        case Section::Channels:
-            return Phase::Channels;
-        case Section::Rings:
-            return Phase::Rings;
-        case Section::Pause:
-            return Phase::Pause;
-        case Section::Features:
-            return Phase::Features;
-        case Section::Coalesce:
-            return Phase::Coalesce;
-        case Section::Sysctl:
-            return Phase::Sysctl;
-        case Section::Tuned:
-            return Phase::Tuned;
-        default:
-            return Phase::Link;
-    }
+    return phase_of(id.section);
 }
 
 // One value to write. Consecutive writes to the same interface and section

@@ -1,7 +1,5 @@
 #include "profile/facts.hpp"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -9,6 +7,7 @@
 #include <limits>
 
 #include "profile/driver_facts_data.hpp"
+#include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
 #include "util/strings.hpp"
 

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <set>
 
 #include "profile/features.hpp"
+#include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
 #include "util/strings.hpp"
 

@@ -2,14 +2,13 @@
 // daemon's configuration): positions, type names, suggestions, file order.
 #pragma once
 
-#include <toml++/toml.h>
-
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "profile/profile.hpp"
+#include "profile/toml.hpp"
 #include "util/error.hpp"
 
 namespace nictune::tomlutil {

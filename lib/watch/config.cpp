@@ -1,12 +1,11 @@
 #include "watch/config.hpp"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <utility>
 
+#include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
 #include "util/strings.hpp"
 

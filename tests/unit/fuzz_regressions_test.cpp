@@ -121,6 +121,20 @@ TEST_F(FuzzInputs, AZeroBitFeatureBitsetDecodesWithoutUndefinedBehaviour) {
     EXPECT_TRUE(o.accepted) << "a 0-bit bitset is well-formed";
 }
 
+// config and profile: toml++ 3.3.0's is_non_ascii_horizontal_whitespace()
+// reached TOML_UNREACHABLE (undefined behaviour; "execution reached an
+// unreachable program point" under UBSan) for U+FEDF after "fM" and U+FCFF
+// inside a dotted key. profile/toml.hpp replaces that function. The plain
+// build cannot see it; the sanitizer build and the fuzzer fail until fixed.
+TEST_F(FuzzInputs, NonAsciiNextToAKeyIsAParseErrorWithoutUndefinedBehaviour) {
+    const Outcome config = reproducer("config", "toml-non-ascii-after-a-key-ubsan-unreachable.bin");
+    EXPECT_EQ(config.violation, "");
+    EXPECT_FALSE(config.accepted);
+    const Outcome profile = reproducer("profile", "toml-non-ascii-in-a-key-ubsan-unreachable.bin");
+    EXPECT_EQ(profile.violation, "");
+    EXPECT_FALSE(profile.accepted);
+}
+
 // rtnl: decode_link() keeps any IFLA_OPERSTATE byte, so link.operstate can
 // hold 7..255, values the schema's enum does not name (reports then show a
 // number where they show a name), while the ethtool decoders drop enum

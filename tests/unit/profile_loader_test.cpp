@@ -7,6 +7,7 @@
 #include <string>
 
 #include "profile/loader.hpp"
+#include "profile/toml.hpp"
 
 namespace nictune::profile {
 namespace {
@@ -161,6 +162,21 @@ TEST(ProfileParser, RejectsMalformedMatchValues) {
         << error_of("[match]\ninterfaces = \"p\\\\x4g\"\n");
     EXPECT_EQ(error_of("[match]\ninterfaces = [\"p4p*\", \"\\\\xffq\"]\n[link]\nmtu = 9000\n"),
               "(no error)");
+}
+
+// toml++ 3.3.0 ran into undefined behaviour on these (profile/toml.hpp):
+// each is a clean error at its line and column.
+TEST(ProfileParser, NonAsciiOutsideStringsIsAnErrorAtItsPlace) {
+    EXPECT_TRUE(error_of("[link]\nmtu = 9000\xc2\xa7\n").starts_with("p.toml:2:"))
+        << error_of("[link]\nmtu = 9000\xc2\xa7\n");
+    EXPECT_TRUE(error_of("[link]\nmtu\xef\xbb\x9f = 9000\n").starts_with("p.toml:2:"));
+    EXPECT_TRUE(error_of("[link]\nmtu = 9000\xe3\x80\x81\n").starts_with("p.toml:2:"));
+    // The whitespace toml++ names in its errors, and what is not whitespace.
+    using toml::impl::is_non_ascii_horizontal_whitespace;
+    for (char32_t c : {U'\u00A0', U'\u1680', U'\u2000', U'\u200B', U'\u202F', U'\u3000', U'\uFEFF'})
+        EXPECT_TRUE(is_non_ascii_horizontal_whitespace(c)) << static_cast<unsigned>(c);
+    for (char32_t c : {U'\u00A1', U'\u00A7', U'\u2010', U'\u3001', U'\uFCFF', U'\uFEDF', U'\uFF00'})
+        EXPECT_FALSE(is_non_ascii_horizontal_whitespace(c)) << static_cast<unsigned>(c);
 }
 
 TEST(ProfileParser, RejectsNulBytesAndGarbage) {
