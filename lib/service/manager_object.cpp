@@ -469,16 +469,22 @@ std::tuple<std::string, std::string> ManagerObject::Confirm(const std::string& t
         if (transaction.size() > 255)
             throw sdbus::Error(dbus_error_name(Errc::InvalidArgument), "transaction id too long");
         authorize();
-        if (pending_.contains(transaction)) {
-            auto r = finish(transaction, "confirmed", std::nullopt);
-            return std::tuple{std::string(tx_result_name(r.result)), report::apply_json_text(r)};
-        }
-        for (const auto& [tx, ended] : ended_)
-            if (tx == transaction) return std::tuple{ended.first, ended.second};
-        throw sdbus::Error(
-            dbus_error_name(Errc::InvalidArgument),
-            "no transaction " + quote(text(transaction)) + " is waiting for confirmation");
+        return settle(transaction, "confirmed", std::nullopt);
     });
+}
+
+std::tuple<std::string, std::string> ManagerObject::settle(const std::string& transaction,
+                                                           const std::string& how,
+                                                           std::optional<Error> why) {
+    if (pending_.contains(transaction)) {
+        auto r = finish(transaction, how, std::move(why));
+        return std::tuple{std::string(tx_result_name(r.result)), report::apply_json_text(r)};
+    }
+    for (const auto& [tx, ended] : ended_)
+        if (tx == transaction) return std::tuple{ended.first, ended.second};
+    throw sdbus::Error(
+        dbus_error_name(Errc::InvalidArgument),
+        "no transaction " + quote(text(transaction)) + " is waiting for confirmation");
 }
 
 std::tuple<std::string, std::string> ManagerObject::Abort(const std::string& transaction,
@@ -490,20 +496,12 @@ std::tuple<std::string, std::string> ManagerObject::Abort(const std::string& tra
             throw sdbus::Error(dbus_error_name(Errc::InvalidArgument),
                                "reason longer than " + std::to_string(kMaxReason) + " bytes");
         authorize();
-        if (pending_.contains(transaction)) {
-            auto r = finish(transaction, "aborted",
-                            Error{Errc::Io,
-                                  0,
-                                  "",
-                                  reason.empty() ? std::string("aborted by the client") : reason,
-                                  {}});
-            return std::tuple{std::string(tx_result_name(r.result)), report::apply_json_text(r)};
-        }
-        for (const auto& [tx, ended] : ended_)
-            if (tx == transaction) return std::tuple{ended.first, ended.second};
-        throw sdbus::Error(
-            dbus_error_name(Errc::InvalidArgument),
-            "no transaction " + quote(text(transaction)) + " is waiting for confirmation");
+        return settle(transaction, "aborted",
+                      Error{Errc::Io,
+                            0,
+                            "",
+                            reason.empty() ? std::string("aborted by the client") : reason,
+                            {}});
     });
 }
 

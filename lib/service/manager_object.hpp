@@ -110,6 +110,10 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
     // late Confirm/Abort. Returns the final result.
     ApplyResult finish(const std::string& transaction, const std::string& how,
                        std::optional<Error> why);
+    // Confirm and Abort: finish() a pending transaction, or answer what a
+    // transaction that already ended ended as; an unknown one is an error.
+    std::tuple<std::string, std::string> settle(const std::string& transaction,
+                                                const std::string& how, std::optional<Error> why);
     void client_left(const std::string& name);
     void start_verifier(const std::string& transaction);
     nlohmann::json pending_json() const;
