@@ -97,6 +97,9 @@ def throughput(ctx, topo, log, summary, reverse, reps, seconds):
     # CPU seconds of the client per GB received: how much work each client
     # does, which other processes on the machine disturb less than the rate.
     cpu_ours, cpu_theirs = [], []
+    # Every kept run in the order it ran, for per-pair ratios and to see
+    # which runs were slow (retransmissions, CPU per GB): the summaries sort.
+    runs = []
 
     def cpu_of(fn):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -115,6 +118,9 @@ def throughput(ctx, topo, log, summary, reverse, reps, seconds):
                     ours.append(t["gbps"])
                     retr_ours.append(t["retransmits"])
                     cpu_ours.append(cpu / (t["bytes"] / 1e9))
+                    runs.append({"rep": rep, "client": "nictune", "gbps": t["gbps"],
+                                 "retransmits": t["retransmits"], "cpu_s": cpu,
+                                 "cpu_s_per_gb": cpu_ours[-1]})
             else:
                 r, cpu = cpu_of(lambda: ctx.run(theirs_cmd, timeout=seconds + 60))
                 j = json.loads(r.stdout)
@@ -124,9 +130,14 @@ def throughput(ctx, topo, log, summary, reverse, reps, seconds):
                     theirs.append(j["end"]["sum_received"]["bits_per_second"] / 1e9)
                     retr_theirs.append(j["end"]["sum_sent"].get("retransmits"))
                     cpu_theirs.append(cpu / (j["end"]["sum_received"]["bytes"] / 1e9))
+                    runs.append({"rep": rep, "client": "iperf3", "gbps": theirs[-1],
+                                 "retransmits": retr_theirs[-1], "cpu_s": cpu,
+                                 "cpu_s_per_gb": cpu_theirs[-1]})
         if rep > 0:
             log(f"probe throughput{' -R' if reverse else ''}: nictune {ours[-1]:.2f}, iperf3 {theirs[-1]:.2f} Gbit/s")
+    pair_ratios = [a / b for a, b in zip(ours, theirs) if b > 0]
     return {"reverse": reverse, "seconds": seconds, "nictune": summary(ours), "iperf3": summary(theirs),
+            "runs": runs, "pair_ratio": summary(pair_ratios),
             "retransmits_nictune": retr_ours, "retransmits_iperf3": retr_theirs,
             "cpu_s_per_gb_nictune": summary(cpu_ours), "cpu_s_per_gb_iperf3": summary(cpu_theirs),
             "ratio": summary(ours)["median"] / summary(theirs)["median"]}
@@ -192,13 +203,13 @@ def report(p, lines, verdicts, fmt_ms, spread):
     lines.append("Throughput against iperf3's own client, alternating, against one `iperf3 -s`, on an "
                  "unshaped veth between two namespaces (MTU 1500; the CPU is the limit):")
     lines.append("")
-    lines.append("| direction | test | nictune (Gbit/s) | iperf3 -c (Gbit/s) | nictune / iperf3 | retransmits nictune / iperf3 | client CPU s per GB, nictune / iperf3 |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append("| direction | test | nictune (Gbit/s) | iperf3 -c (Gbit/s) | nictune / iperf3 | per pair: median (min..max) | retransmits nictune / iperf3 | client CPU s per GB, nictune / iperf3 |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     for t in p["throughput"]:
-        n, i = t["nictune"], t["iperf3"]
+        n, i, pr = t["nictune"], t["iperf3"], t["pair_ratio"]
         lines.append(f"| {'peer sends (-R)' if t['reverse'] else 'this host sends'} | {n['n']} x {t['seconds']} s | "
                      f"{n['median']:.2f} ({n['min']:.2f}..{n['max']:.2f}) | {i['median']:.2f} ({i['min']:.2f}..{i['max']:.2f}) | "
-                     f"{t['ratio']:.2f} | {sum(x or 0 for x in t['retransmits_nictune'])} / "
+                     f"{t['ratio']:.2f} | {pr['median']:.2f} ({pr['min']:.2f}..{pr['max']:.2f}) | {sum(x or 0 for x in t['retransmits_nictune'])} / "
                      f"{sum(x or 0 for x in t['retransmits_iperf3'])} | "
                      f"{t['cpu_s_per_gb_nictune']['median']:.3f} / {t['cpu_s_per_gb_iperf3']['median']:.3f} |")
     lines.append("")

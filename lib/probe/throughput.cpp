@@ -82,8 +82,7 @@ class Session {
     Result<int8_t> read_state(Clock::time_point deadline, const std::string& waiting_for);
     Result<void> expect_state(int8_t want, const std::string& waiting_for);
     std::unexpected<Error> unexpected_state(int8_t state, const std::string& waiting_for);
-    Result<void> run_sender(Clock::time_point end);
-    Result<void> run_receiver(Clock::time_point end);
+    Result<void> run_streams(Clock::time_point end);
     Result<void> drain_until_state(int8_t want, const std::string& waiting_for);
 
     const Peer& peer_;
@@ -236,13 +235,19 @@ Result<void> Session::expect_state(int8_t want, const std::string& waiting_for) 
     return {};
 }
 
-Result<void> Session::run_sender(Clock::time_point end) {
+// The test itself, until `end`: every stream that poll() says is ready
+// sends (or, reversed, reads) up to kBurst blocks; the control connection
+// is watched for the server ending the test early, and a stream direction
+// that moves nothing for `timeout` is an error.
+Result<void> Session::run_streams(Clock::time_point end) {
+    const bool sending = !opts_.reverse;
+    const short ready = sending ? POLLOUT : POLLIN;
     auto last_progress = Clock::now();
     std::vector<pollfd> fds(streams_.size() + 1);
     while (Clock::now() < end) {
         fds[0] = {ctrl_.get(), POLLIN, 0};
         for (std::size_t i = 0; i < streams_.size(); ++i)
-            fds[i + 1] = {streams_[i].get(), POLLOUT, 0};
+            fds[i + 1] = {streams_[i].get(), ready, 0};
         const auto wake = std::min(end, last_progress + opts_.timeout);
         const int r = poll(fds.data(), fds.size(), poll_ms(wake));
         if (r < 0 && errno != EINTR) {
@@ -256,53 +261,11 @@ Result<void> Session::run_sender(Clock::time_point end) {
         }
         bool moved = false;
         for (std::size_t i = 0; i < streams_.size(); ++i) {
-            if ((fds[i + 1].revents & (POLLOUT | POLLERR | POLLHUP)) == 0) continue;
+            if ((fds[i + 1].revents & (ready | POLLERR | POLLHUP)) == 0) continue;
+            const int fd = streams_[i].get();
             for (int b = 0; b < kBurst; ++b) {
-                const ssize_t w = ::send(streams_[i].get(), buf_.data(), kBlockBytes, MSG_NOSIGNAL);
-                if (w > 0) {
-                    bytes_[i] += static_cast<uint64_t>(w);
-                    moved = true;
-                    continue;
-                }
-                if (w < 0 && (errno == EAGAIN || errno == EINTR)) break;
-                return broken(fmt::format("stream {}: the connection broke during the test: {}",
-                                          i + 1, std::strerror(errno)));
-            }
-        }
-        const auto now = Clock::now();
-        if (moved) {
-            last_progress = now;
-        } else if (now - last_progress >= opts_.timeout) {
-            return broken("the iperf3 server took no data for " + seconds_text(opts_.timeout) +
-                          " during the test (stopped, or the path went down)");
-        }
-    }
-    return {};
-}
-
-Result<void> Session::run_receiver(Clock::time_point end) {
-    auto last_progress = Clock::now();
-    std::vector<pollfd> fds(streams_.size() + 1);
-    while (Clock::now() < end) {
-        fds[0] = {ctrl_.get(), POLLIN, 0};
-        for (std::size_t i = 0; i < streams_.size(); ++i)
-            fds[i + 1] = {streams_[i].get(), POLLIN, 0};
-        const auto wake = std::min(end, last_progress + opts_.timeout);
-        const int r = poll(fds.data(), fds.size(), poll_ms(wake));
-        if (r < 0 && errno != EINTR) {
-            const int saved_errno = errno;  // read before the message is built
-            return fail_errno(saved_errno, where_ + ": poll");
-        }
-        if (fds[0].revents != 0) {
-            auto st = read_state(step_deadline(), "during the test");
-            if (!st) return std::unexpected(st.error());
-            return unexpected_state(*st, "during the test");
-        }
-        bool moved = false;
-        for (std::size_t i = 0; i < streams_.size(); ++i) {
-            if ((fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP)) == 0) continue;
-            for (int b = 0; b < kBurst; ++b) {
-                const ssize_t n = ::recv(streams_[i].get(), buf_.data(), buf_.size(), 0);
+                const ssize_t n = sending ? ::send(fd, buf_.data(), kBlockBytes, MSG_NOSIGNAL)
+                                          : ::recv(fd, buf_.data(), buf_.size(), 0);
                 if (n > 0) {
                     bytes_[i] += static_cast<uint64_t>(n);
                     moved = true;
@@ -320,7 +283,9 @@ Result<void> Session::run_receiver(Clock::time_point end) {
         if (moved) {
             last_progress = now;
         } else if (now - last_progress >= opts_.timeout) {
-            return broken("no data from the iperf3 server for " + seconds_text(opts_.timeout) +
+            return broken((sending ? "the iperf3 server took no data for "
+                                   : "no data from the iperf3 server for ") +
+                          seconds_text(opts_.timeout) +
                           " during the test (stopped, or the path went down)");
         }
     }
@@ -418,8 +383,7 @@ Result<ThroughputResult> Session::run() {
     getrusage(RUSAGE_SELF, &ru0);
     const auto start = Clock::now();
     const auto end = start + std::chrono::seconds(opts_.seconds);
-    if (auto r = opts_.reverse ? run_receiver(end) : run_sender(end); !r)
-        return std::unexpected(r.error());
+    if (auto r = run_streams(end); !r) return std::unexpected(r.error());
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
 
     Results ours;

@@ -436,16 +436,18 @@ TEST_F(Probe, ABusyIperf3ServerIsAnError) {
     other->stop();
 }
 
-// nictunectl probe --throughput started in the background; `disturb` runs
-// once the test's data flows.
+// nictunectl probe --throughput (with --reverse: the server sends) started
+// in the background; `disturb` runs once the test's data flows.
 Timed probe_disturbed(const TestNetns& a, const TestNetns& b, const std::function<void()>& disturb,
-                      const fs::path& log) {
+                      const fs::path& log, bool reverse = false) {
     Child::Options o;
     o.stderr_log = log;
     std::string why;
-    auto c = Child::start({"ip", "netns", "exec", a.name(), kCtl, "probe", "10.52.0.2",
-                           "--throughput", "--time", "20", "--timeout", "1"},
-                          o, &why);
+    std::vector<std::string> argv{"ip",     "netns", "exec",      a.name(),
+                                  kCtl,     "probe", "10.52.0.2", "--throughput",
+                                  "--time", "20",    "--timeout", "1"};
+    if (reverse) argv.push_back("--reverse");
+    auto c = Child::start(argv, o, &why);
     Timed t;
     EXPECT_TRUE(c) << why;
     if (!c) return t;
@@ -496,6 +498,23 @@ TEST_F(Probe, AServerThatGoesSilentDuringTheTestIsAnError) {
     // The stopped server's socket buffers take a few MB first; then the
     // 1 s progress limit.
     EXPECT_LT(t.seconds, 8.0);
+}
+
+TEST_F(Probe, AServerThatGoesSilentWhileItSendsIsAnError) {
+    if (!have_program("iperf3") || !have_program("ss")) GTEST_SKIP() << "needs iperf3 and ss";
+    direct_topology();
+    if (HasFatalFailure()) return;
+    auto server = iperf_server(1);
+    ASSERT_TRUE(server);
+    const pid_t pid = server->pid();
+    auto t = probe_disturbed(
+        ns(0), ns(1), [&] { kill(pid, SIGSTOP); }, dir() / "stopped-reverse.log", true);
+    kill(pid, SIGCONT);
+    EXPECT_EQ(t.r.status, 5) << t.r.out << t.r.err;
+    EXPECT_NE(t.r.err.find("peer 10.52.0.2 port 5201"), std::string::npos) << t.r.err;
+    EXPECT_NE(t.r.err.find("no data from the iperf3 server"), std::string::npos) << t.r.err;
+    // What was in flight is read at once; then the 1 s progress limit.
+    EXPECT_LT(t.seconds, 5.0);
 }
 
 // Runs nictunectl in namespace i with its own /etc/hosts, resolv.conf (a
