@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 
 #include "profile/driver_facts_data.hpp"
 #include "profile/toml.hpp"
@@ -14,18 +15,25 @@
 namespace nictune {
 namespace {
 
-std::unexpected<Error> invalid(const toml::source_region& r, const std::string& file,
-                               std::string msg) {
-    return tomlutil::invalid(tomlutil::loc_of(r, file), std::move(msg));
+// Where the text being parsed comes from: a file, or one driver's piece of
+// it whose lines map back to the file's.
+struct Origin {
+    const std::string& name;
+    std::span<const LineRun> runs;  // empty: the text's lines are the file's
+};
+
+std::unexpected<Error> invalid(const toml::source_region& r, const Origin& file, std::string msg) {
+    SourceLoc loc = tomlutil::loc_of(r, file.name);
+    if (!file.runs.empty() && loc.line > 0) loc.line = file_line_of(file.runs, loc.line);
+    return tomlutil::invalid(loc, std::move(msg));
 }
 
-Result<std::string> get_string(const toml::node& n, const std::string& file,
-                               const std::string& what) {
+Result<std::string> get_string(const toml::node& n, const Origin& file, const std::string& what) {
     if (auto s = n.as_string()) return s->get();
     return invalid(n.source(), file, what + ": expected a string");
 }
 
-Result<std::vector<std::string>> get_strings(const toml::node& n, const std::string& file,
+Result<std::vector<std::string>> get_strings(const toml::node& n, const Origin& file,
                                              const std::string& what) {
     std::vector<std::string> out;
     auto arr = n.as_array();
@@ -38,8 +46,7 @@ Result<std::vector<std::string>> get_strings(const toml::node& n, const std::str
     return out;
 }
 
-Result<BadVersion> parse_bad(const toml::node& n, const std::string& file,
-                             const std::string& what) {
+Result<BadVersion> parse_bad(const toml::node& n, const Origin& file, const std::string& what) {
     auto t = n.as_table();
     if (!t) return invalid(n.source(), file, what + ": expected a table {version, reason, fix}");
     BadVersion bv;
@@ -59,7 +66,7 @@ Result<BadVersion> parse_bad(const toml::node& n, const std::string& file,
     return bv;
 }
 
-Result<uint64_t> get_u32(const toml::node& n, const std::string& file, const std::string& what) {
+Result<uint64_t> get_u32(const toml::node& n, const Origin& file, const std::string& what) {
     auto i = n.as_integer();
     if (!i || i->get() < 0 || i->get() > std::numeric_limits<uint32_t>::max())
         return invalid(n.source(), file, what + ": expected a number in 0..4294967295");
@@ -78,7 +85,7 @@ bool is_set_section(Section s) {
 // Reads a table's keys in file order into `row` with `field(key, node)`;
 // unknown keys are errors, and so is a missing or empty `source`.
 template <class Field>
-Result<void> read_row(const toml::node& n, const std::string& file, const std::string& what,
+Result<void> read_row(const toml::node& n, const Origin& file, const std::string& what,
                       std::string_view shape, std::string& source, Field field) {
     auto t = n.as_table();
     if (!t) return invalid(n.source(), file, what + ": expected a table " + std::string(shape));
@@ -100,7 +107,7 @@ Result<void> read_row(const toml::node& n, const std::string& file, const std::s
     return {};
 }
 
-Result<SectionAccepts> parse_accepts(const toml::node& n, const std::string& file,
+Result<SectionAccepts> parse_accepts(const toml::node& n, const Origin& file,
                                      const std::string& what) {
     SectionAccepts row;
     std::optional<Section> section;
@@ -147,7 +154,7 @@ Result<SectionAccepts> parse_accepts(const toml::node& n, const std::string& fil
     return row;
 }
 
-Result<Key> device_key_path(const toml::node& n, const std::string& file, const std::string& what) {
+Result<Key> device_key_path(const toml::node& n, const Origin& file, const std::string& what) {
     auto s = get_string(n, file, what);
     if (!s) return std::unexpected(s.error());
     const auto bad = [&] {
@@ -166,7 +173,7 @@ Result<Key> device_key_path(const toml::node& n, const std::string& file, const 
     return info.key;
 }
 
-Result<ValueRule> parse_value_rule(const toml::node& n, const std::string& file,
+Result<ValueRule> parse_value_rule(const toml::node& n, const Origin& file,
                                    const std::string& what) {
     ValueRule row;
     bool have_key = false;
@@ -227,8 +234,7 @@ Result<ValueRule> parse_value_rule(const toml::node& n, const std::string& file,
     return row;
 }
 
-Result<ResetRow> parse_reset(const toml::node& n, const std::string& file,
-                             const std::string& what) {
+Result<ResetRow> parse_reset(const toml::node& n, const Origin& file, const std::string& what) {
     ResetRow row;
     auto ok = read_row(n, file, what, "{what, source}", row.source,
                        [&](const std::string& key, const toml::node& v) -> Result<bool> {
@@ -262,7 +268,7 @@ Result<ResetRow> parse_reset(const toml::node& n, const std::string& file,
 }
 
 template <class T, class Parse>
-Result<void> parse_rows(const toml::node& v, const std::string& file, const std::string& what,
+Result<void> parse_rows(const toml::node& v, const Origin& file, const std::string& what,
                         std::vector<T>& out, Parse parse) {
     auto arr = v.as_array();
     if (!arr) return invalid(v.source(), file, what + ": expected an array of tables");
@@ -276,7 +282,7 @@ Result<void> parse_rows(const toml::node& v, const std::string& file, const std:
 
 // [[DRIVER.counters]] {name, kind, meaning, source}: the health checks'
 // table, parsed apart from the settings' keys.
-Result<std::vector<CounterFact>> parse_counters(const toml::node& n, const std::string& file,
+Result<std::vector<CounterFact>> parse_counters(const toml::node& n, const Origin& file,
                                                 const std::string& what) {
     auto arr = n.as_array();
     if (!arr)
@@ -454,14 +460,17 @@ std::string DriverFacts::accepts_text(Section s) const {
     return driver + ": nictune's driver table says nothing about [" + sec + "]";
 }
 
-Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& file) {
+namespace {
+
+// The drivers of a facts text, in toml++'s order (by name).
+Result<std::vector<DriverFacts>> parse_drivers(std::string_view text, const Origin& file) {
     toml::table root;
     try {
-        root = toml::parse(text, std::string_view(file));
+        root = toml::parse(text, std::string_view(file.name));
     } catch (const toml::parse_error& e) {
         return invalid(e.source(), file, std::string(e.description()));
     }
-    FactsBook book;
+    std::vector<DriverFacts> drivers;
     for (auto&& [name, node] : root) {
         auto t = node.as_table();
         if (!t)
@@ -549,22 +558,74 @@ Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& fil
                                    "[" + f.driver + "]: a value rule for " + key_path(v.key) +
                                        ", which 'accepts' does not list");
         }
-        book.drivers_.push_back(std::move(f));
+        drivers.push_back(std::move(f));
+    }
+    return drivers;
+}
+
+const std::string kBuiltinFile = "driver-facts.toml (built in)";
+
+// The built-in pieces, each parsed once per process on first use.
+struct BuiltinSlot {
+    std::once_flag once;
+    std::shared_ptr<const DriverFacts> facts;
+};
+
+const DriverFacts& builtin_piece(std::size_t i) {
+    static std::array<BuiltinSlot, builtin_facts::kPieces.size()> slots;
+    BuiltinSlot& slot = slots[i];
+    std::call_once(slot.once, [&] {
+        const auto& piece = builtin_facts::kPieces[i];
+        auto f = parse_facts_piece(piece.text, piece.runs, kBuiltinFile);
+        if (!f) {
+            // The file is validated by a unit test; a broken build must not run.
+            std::fprintf(stderr, "nictune: built-in %s\n", f.error().str().c_str());
+            std::abort();
+        }
+        slot.facts = std::make_shared<const DriverFacts>(std::move(*f));
+    });
+    return *slot.facts;
+}
+
+}  // namespace
+
+Result<DriverFacts> parse_facts_piece(std::string_view text, std::span<const LineRun> runs,
+                                      const std::string& file) {
+    auto drivers = parse_drivers(text, Origin{file, runs});
+    if (!drivers) return std::unexpected(drivers.error());
+    // split_facts puts exactly one driver's tables in a piece.
+    if (drivers->size() != 1)
+        return fail(
+            Errc::InvalidProfile, file,
+            "a piece of the facts holds " + std::to_string(drivers->size()) + " drivers, not one");
+    return std::move(drivers->front());
+}
+
+Result<FactsBook> FactsBook::parse(std::string_view text, const std::string& file) {
+    auto drivers = parse_drivers(text, Origin{file, {}});
+    if (!drivers) return std::unexpected(drivers.error());
+    FactsBook book;
+    for (auto& f : *drivers) {
+        std::string name = f.driver;
+        book.entries_.push_back(
+            Entry{std::move(name), std::make_shared<const DriverFacts>(std::move(f)), 0});
     }
     return book;
 }
 
 const FactsBook& FactsBook::builtin() {
     static const FactsBook book = [] {
-        auto b = parse(kDriverFactsToml, "driver-facts.toml (built in)");
-        if (!b) {
-            // The file is validated by a unit test; a broken build must not start.
-            std::fprintf(stderr, "nictune: built-in %s\n", b.error().str().c_str());
-            std::abort();
-        }
-        return std::move(*b);
+        FactsBook b;
+        b.entries_.reserve(builtin_facts::kPieces.size());
+        for (std::size_t i = 0; i < builtin_facts::kPieces.size(); ++i)
+            b.entries_.push_back(Entry{std::string(builtin_facts::kPieces[i].driver), nullptr, i});
+        return b;
     }();
     return book;
+}
+
+const DriverFacts* FactsBook::facts_of(const Entry& e) {
+    return e.facts ? e.facts.get() : &builtin_piece(e.piece);
 }
 
 const std::string* DriverFacts::rx_usecs_mode(uint64_t v) const {
@@ -574,19 +635,27 @@ const std::string* DriverFacts::rx_usecs_mode(uint64_t v) const {
 }
 
 const DriverFacts* FactsBook::find(std::string_view driver) const {
-    for (const auto& f : drivers_)
-        if (f.driver == driver) return &f;
+    for (const auto& e : entries_)
+        if (e.driver == driver) return facts_of(e);
     return nullptr;
 }
 
+std::vector<const DriverFacts*> FactsBook::drivers() const {
+    std::vector<const DriverFacts*> out;
+    out.reserve(entries_.size());
+    for (const auto& e : entries_)
+        out.push_back(facts_of(e));
+    return out;
+}
+
 void FactsBook::merge(const FactsBook& other) {
-    for (const auto& f : other.drivers_) {
-        auto it = std::find_if(drivers_.begin(), drivers_.end(),
-                               [&](const DriverFacts& d) { return d.driver == f.driver; });
-        if (it != drivers_.end())
-            *it = f;
+    for (const auto& e : other.entries_) {
+        auto it = std::find_if(entries_.begin(), entries_.end(),
+                               [&](const Entry& d) { return d.driver == e.driver; });
+        if (it != entries_.end())
+            *it = e;
         else
-            drivers_.push_back(f);
+            entries_.push_back(e);
     }
 }
 

@@ -5,16 +5,23 @@
 // read from. It is compiled into the binaries so that an uninstalled build
 // knows the same as an installed one; /etc/nictune/driver-facts.toml may add
 // to it (a driver's table there replaces the built-in one).
+//
+// Compiled in one piece per driver (profile/facts_split.hpp), each parsed on
+// its first look-up: parsing the whole file at every start was half the
+// instructions of a one-interface `nictunectl --direct apply`.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "model/schema.hpp"
+#include "profile/facts_split.hpp"
 #include "profile/profile.hpp"
 #include "util/error.hpp"
 
@@ -24,6 +31,7 @@ struct BadVersion {
     std::string version;
     std::string reason;  // one line, with its source
     std::string fix;
+    bool operator==(const BadVersion&) const = default;
 };
 
 // The keys of one section a driver's SET accepts. A key outside `keys` is
@@ -34,6 +42,7 @@ struct SectionAccepts {
     Section section = Section::Coalesce;
     std::vector<Key> keys;  // empty: the driver has no SET for this section
     std::string source;     // "drivers/net/.../ixgbe_ethtool.c supported_coalesce_params"
+    bool operator==(const SectionAccepts&) const = default;
 };
 
 // How a driver settles on a value it accepts but does not store as given.
@@ -64,6 +73,7 @@ struct ValueRule {
     [[nodiscard]] uint64_t settles_on(uint64_t v) const;
     // "0, 1, 3, 4 or 10..10000", "64.. in steps of 32"
     [[nodiscard]] std::string describe() const;
+    bool operator==(const ValueRule&) const = default;
 };
 
 // Changes that re-initialise the device (a short link flap) on this driver.
@@ -71,6 +81,7 @@ struct ResetRow {
     std::vector<std::string>
         what;  // setting paths ("link.mtu", "features.rx-lro") or sections ("rings")
     std::string source;
+    bool operator==(const ResetRow&) const = default;
 };
 // What one of the driver's own statistics (`ethtool -S` name) means to the
 // health checks (engine/health.cpp), with where that comes from.
@@ -79,6 +90,7 @@ struct CounterFact {
     std::string kind;  // rx_no_buffer, rx_dropped, crc, pause_rx, pause_tx, tx_timeout, alloc_fail
     std::string meaning;
     std::string source;
+    bool operator==(const CounterFact&) const = default;
 };
 // The kinds a CounterFact may have.
 bool valid_counter_kind(std::string_view kind);
@@ -122,22 +134,38 @@ struct DriverFacts {
     // Health checks: the meaning of its statistics.
     std::vector<CounterFact> counters;
     [[nodiscard]] const CounterFact* counter(std::string_view name) const;
+    bool operator==(const DriverFacts&) const = default;
 };
 
 class FactsBook {
   public:
     // Parses a facts file; errors are "file:line:column: message".
     static Result<FactsBook> parse(std::string_view text, const std::string& file);
-    // The facts compiled in from profiles/facts/driver-facts.toml.
+    // The facts compiled in from profiles/facts/driver-facts.toml. A driver's
+    // tables are parsed on its first find(), once per process: copies of the
+    // book (nictunectl's merged one, the Manager's) share them.
     static const FactsBook& builtin();
 
     [[nodiscard]] const DriverFacts* find(std::string_view driver) const;
-    [[nodiscard]] const std::vector<DriverFacts>& drivers() const { return drivers_; }
+    // Every driver, in the book's order (the file's tables by name, then
+    // those merge() added); parses every built-in one.
+    [[nodiscard]] std::vector<const DriverFacts*> drivers() const;
     // Adds or replaces drivers from another book (an admin's file).
     void merge(const FactsBook& other);
 
   private:
-    std::vector<DriverFacts> drivers_;
+    struct Entry {
+        std::string driver;
+        std::shared_ptr<const DriverFacts> facts;  // null: the built-in piece `piece`
+        std::size_t piece = 0;
+    };
+    [[nodiscard]] static const DriverFacts* facts_of(const Entry& e);
+    std::vector<Entry> entries_;
 };
+
+// One driver's piece of a facts file (split_facts), parsed as the whole file
+// would parse it, errors naming the file's lines ("file:line:column").
+Result<DriverFacts> parse_facts_piece(std::string_view text, std::span<const LineRun> runs,
+                                      const std::string& file);
 
 }  // namespace nictune

@@ -269,7 +269,8 @@ bool facts_target(Bytes in) {
 
     FactsBook merged = FactsBook::builtin();
     merged.merge(*book);
-    for (const auto& f : book->drivers()) {
+    for (const DriverFacts* fp : book->drivers()) {
+        const DriverFacts& f = *fp;
         if (f.max_mtu)
             check(*f.max_mtu >= 68 && *f.max_mtu <= 65535, "{}.max_mtu {} is outside 68..65535",
                   f.driver, *f.max_mtu);

@@ -2,9 +2,12 @@
 // coverage and citations, the parser's errors, and the value rules.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "profile/facts.hpp"
+#include "profile/facts_split.hpp"
 
 namespace nictune {
 namespace {
@@ -173,6 +176,113 @@ TEST(DriverFacts, RefusesIncompleteOrUncitedRows) {
         ASSERT_FALSE(b);
         EXPECT_NE(b.error().str().find(c.error), std::string::npos) << b.error().str();
         EXPECT_EQ(b.error().str().rfind("f.toml:", 0), 0U) << b.error().str();
+
+        // The built-in facts are parsed one piece per driver: a piece says
+        // the same, at the file's line, when another driver's tables sit
+        // between the driver's header and its rows.
+        ASSERT_EQ(c.text.rfind("[d]\n", 0), 0U);
+        const std::string cut =
+            "[a]\ndescription = \"first\"\n[d]\n[zz]\ndescription = \"between\"\n" +
+            c.text.substr(4);
+        auto whole = parse(cut);
+        ASSERT_FALSE(whole);
+        const auto split = split_facts(cut);
+        ASSERT_EQ(split.error, "");
+        ASSERT_EQ(split.pieces.size(), 3U);
+        const FactsPiece& d = split.pieces[1];
+        ASSERT_EQ(d.driver, "d");
+        auto piece = parse_facts_piece(d.text, d.runs, "f.toml");
+        ASSERT_FALSE(piece);
+        EXPECT_EQ(piece.error().str(), whole.error().str());
+    }
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(DriverFacts, TheBuiltInPiecesParseToWhatTheWholeFileSays) {
+    const std::string file = NICTUNE_SOURCE_DIR "/profiles/facts/driver-facts.toml";
+    auto whole = FactsBook::parse(read_file(file), file);
+    ASSERT_TRUE(whole) << whole.error().str();
+    const auto expected = whole->drivers();
+    const auto built_in = FactsBook::builtin().drivers();
+    ASSERT_EQ(built_in.size(), expected.size());
+    ASSERT_GE(built_in.size(), 9U);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        SCOPED_TRACE(expected[i]->driver);
+        EXPECT_EQ(built_in[i]->driver, expected[i]->driver) << "the same order";
+        EXPECT_TRUE(*built_in[i] == *expected[i]);
+    }
+    // A copy of the book (nictunectl merges into one) finds the same facts,
+    // parsed once: the same object.
+    FactsBook copy = FactsBook::builtin();
+    EXPECT_EQ(copy.find("veth"), FactsBook::builtin().find("veth"));
+    EXPECT_EQ(copy.find("no-such-driver"), nullptr);
+}
+
+TEST(FactsSplit, CutsAtHeadersOnlyOutsideStringsAndArrays) {
+    const std::string text =
+        "# comment before the tables\n"
+        "\n"
+        "[b]\n"
+        "description = \"\"\"\n"
+        "[a]\n"
+        "still b's description\"\"\"\"\n"
+        "coalesce_note = '''\n"
+        "[[a.values]]'''\n"
+        "pci_ids = [\n"
+        "  \"8086:10fb\", # [a]\n"
+        "]\n"
+        "[ \"a\" ]\n"
+        "description = \"a [b] \\\" [c]\" # [d]\n"
+        "[[b.counters]]\n"
+        "name = \"x\"\n"
+        "kind = \"crc\"\n"
+        "meaning = \"m\"\n"
+        "source = \"s\"\n"
+        "['a'.rx_usecs_modes]\n"
+        "\"0\" = \"off\"\n";
+    auto whole = parse(text);
+    ASSERT_TRUE(whole) << whole.error().str();
+    const auto split = split_facts(text);
+    ASSERT_EQ(split.error, "") << split.error_line;
+    ASSERT_EQ(split.pieces.size(), 2U);
+    EXPECT_EQ(split.pieces[0].driver, "a");
+    EXPECT_EQ(split.pieces[1].driver, "b");
+    EXPECT_EQ(split.pieces[0].runs.size(), 2U);
+    EXPECT_EQ(file_line_of(split.pieces[0].runs, 1), 12U);
+    EXPECT_EQ(file_line_of(split.pieces[0].runs, 3), 19U);
+    for (const auto& p : split.pieces) {
+        SCOPED_TRACE(p.driver);
+        auto f = parse_facts_piece(p.text, p.runs, "f.toml");
+        ASSERT_TRUE(f) << f.error().str();
+        EXPECT_TRUE(*f == *whole->find(p.driver));
+    }
+    EXPECT_EQ(whole->find("b")->description, "[a]\nstill b's description\"");
+    EXPECT_EQ(whole->find("b")->counters.size(), 1U);
+}
+
+TEST(FactsSplit, RefusesWhatItCannotGiveToADriver) {
+    struct Case {
+        std::string text;
+        uint32_t line;
+    };
+    for (const auto& c : std::vector<Case>{
+             {"# c\ndescription = \"x\"\n[a]\n", 2},
+             {"[a]\ndescription = \"\"\"\n[b]\n", 2},
+             {"[a]\npci_ids = [\n\"x\",\n[b]\n", 2},
+             {"[a]\ndescription = \"x\n[b]\n", 2},
+             {"[a]\n[\"a\\u0062\"]\n", 2},
+         }) {
+        SCOPED_TRACE(c.text);
+        const auto split = split_facts(c.text);
+        EXPECT_NE(split.error, "");
+        EXPECT_EQ(split.error_line, c.line);
+        EXPECT_TRUE(split.pieces.empty());
     }
 }
 

@@ -1059,8 +1059,8 @@ std::string source_problem(const std::string& driver, const CounterFact& c) {
 TEST(CounterFacts, EveryBuiltInRowCitesTheStringInItsDriverSource) {
     std::size_t rows = 0;
     std::set<std::string> drivers;
-    for (const auto& d : FactsBook::builtin().drivers())
-        for (const auto& c : d.counters) {
+    for (const DriverFacts* dp : FactsBook::builtin().drivers())
+        for (const DriverFacts& d = *dp; const auto& c : d.counters) {
             ++rows;
             drivers.insert(d.driver);
             EXPECT_EQ(source_problem(d.driver, c), "") << d.driver << " " << c.name;
