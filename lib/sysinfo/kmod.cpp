@@ -1,5 +1,6 @@
 #include "sysinfo/kmod.hpp"
 
+#include <dlfcn.h>
 #include <libkmod.h>
 #include <sys/utsname.h>
 
@@ -27,16 +28,71 @@ std::optional<std::string> read_value(const fs::path& p) {
     return std::string(v);
 }
 
+// libkmod is opened on first use, not linked: Debian's libkmod2 pulls in
+// libcrypto, and binding its symbols at every start of nictunectl cost more
+// instructions than a whole one-interface apply (BENCHMARKS.md, "After the
+// facts split": 7.84 M loader instructions for an empty program linked like
+// nictunectl, 3.00 M without libkmod). Only the health checks' driver-file
+// look-up needs it. The header gives the types; the table the functions.
+struct KmodApi {
+    decltype(&kmod_new) new_ctx = nullptr;
+    decltype(&kmod_unref) unref = nullptr;
+    decltype(&kmod_set_log_priority) set_log_priority = nullptr;
+    decltype(&kmod_module_new_from_name) module_new_from_name = nullptr;
+    decltype(&kmod_module_unref) module_unref = nullptr;
+    decltype(&kmod_module_get_path) module_get_path = nullptr;
+    decltype(&kmod_module_get_info) module_get_info = nullptr;
+    decltype(&kmod_module_info_free_list) info_free_list = nullptr;
+    decltype(&kmod_list_next) list_next = nullptr;
+    decltype(&kmod_module_info_get_key) info_get_key = nullptr;
+    decltype(&kmod_module_info_get_value) info_get_value = nullptr;
+    std::string error;  // why the table is empty
+};
+
+template <class F>
+bool bind(void* lib, const char* name, F& f, std::string& error) {
+    f = reinterpret_cast<F>(dlsym(lib, name));
+    if (!f && error.empty()) error = std::string("libkmod.so.2 has no ") + name;
+    return f != nullptr;
+}
+
+const KmodApi& kmod_api() {
+    static const KmodApi api = [] {
+        KmodApi a;
+        // Never closed: the table lives as long as the process.
+        void* lib = dlopen("libkmod.so.2", RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            const char* e = dlerror();
+            a.error = std::string("libkmod is not installed (") + (e ? e : "dlopen failed") + ")";
+            return a;
+        }
+        bool ok = bind(lib, "kmod_new", a.new_ctx, a.error);
+        ok = bind(lib, "kmod_unref", a.unref, a.error) && ok;
+        ok = bind(lib, "kmod_set_log_priority", a.set_log_priority, a.error) && ok;
+        ok = bind(lib, "kmod_module_new_from_name", a.module_new_from_name, a.error) && ok;
+        ok = bind(lib, "kmod_module_unref", a.module_unref, a.error) && ok;
+        ok = bind(lib, "kmod_module_get_path", a.module_get_path, a.error) && ok;
+        ok = bind(lib, "kmod_module_get_info", a.module_get_info, a.error) && ok;
+        ok = bind(lib, "kmod_module_info_free_list", a.info_free_list, a.error) && ok;
+        ok = bind(lib, "kmod_list_next", a.list_next, a.error) && ok;
+        ok = bind(lib, "kmod_module_info_get_key", a.info_get_key, a.error) && ok;
+        ok = bind(lib, "kmod_module_info_get_value", a.info_get_value, a.error) && ok;
+        if (!ok) a.new_ctx = nullptr;  // unusable: read() reports a.error
+        return a;
+    }();
+    return api;
+}
+
 struct ModuleRef {
     kmod_module* m = nullptr;
     ~ModuleRef() {
-        if (m) kmod_module_unref(m);
+        if (m) kmod_api().module_unref(m);
     }
 };
 struct ListRef {
     kmod_list* l = nullptr;
     ~ListRef() {
-        if (l) kmod_module_info_free_list(l);
+        if (l) kmod_api().info_free_list(l);
     }
 };
 
@@ -125,7 +181,7 @@ CpioScan scan_cpio(std::string_view image, const std::string& module) {
 ModuleFiles::ModuleFiles(KmodOptions opts) : opts_(std::move(opts)) {}
 
 ModuleFiles::~ModuleFiles() {
-    if (ctx_) kmod_unref(ctx_);
+    if (ctx_) kmod_api().unref(ctx_);
 }
 
 Known<DriverFiles> ModuleFiles::read(const std::string& module) {
@@ -143,24 +199,28 @@ Known<DriverFiles> ModuleFiles::read(const std::string& module) {
         tried_ = true;
         const fs::path dir =
             opts_.modules_dir.empty() ? fs::path("/lib/modules") / release() : opts_.modules_dir;
+        const KmodApi& k = kmod_api();
         if (!fs::is_directory(dir, ec)) {
             why_no_ctx_ = dir.string() + " does not exist (modules not installed for this kernel)";
+        } else if (!k.new_ctx) {
+            why_no_ctx_ = k.error;
         } else {
-            ctx_ = kmod_new(dir.c_str(), nullptr);
+            ctx_ = k.new_ctx(dir.c_str(), nullptr);
             if (!ctx_) why_no_ctx_ = "libkmod could not open " + dir.string();
             // Quiet: libkmod logs to stderr by default.
-            if (ctx_) kmod_set_log_priority(ctx_, 0);
+            if (ctx_) k.set_log_priority(ctx_, 0);
         }
     }
     if (ctx_) {
+        const KmodApi& api = kmod_api();
         ModuleRef mod;
-        if (kmod_module_new_from_name(ctx_, module.c_str(), &mod.m) == 0 && mod.m) {
-            if (const char* p = kmod_module_get_path(mod.m)) d.disk_path = p;
+        if (api.module_new_from_name(ctx_, module.c_str(), &mod.m) == 0 && mod.m) {
+            if (const char* p = api.module_get_path(mod.m)) d.disk_path = p;
             ListRef info;
-            if (d.disk_path && kmod_module_get_info(mod.m, &info.l) >= 0) {
-                for (kmod_list* e = info.l; e; e = kmod_list_next(info.l, e)) {
-                    const std::string_view k = kmod_module_info_get_key(e);
-                    const char* v = kmod_module_info_get_value(e);
+            if (d.disk_path && api.module_get_info(mod.m, &info.l) >= 0) {
+                for (kmod_list* e = info.l; e; e = api.list_next(info.l, e)) {
+                    const std::string_view k = api.info_get_key(e);
+                    const char* v = api.info_get_value(e);
                     if (!v) continue;
                     if (k == "version") d.disk_version = v;
                     if (k == "srcversion") d.disk_srcversion = v;
