@@ -64,6 +64,12 @@ case $MODE in
     fi
     deps=$(awk '$1 == "Inst" && $2 != "nictune" { n = $2; sub(/:.*/, "", n); print n }' <<<"$plan" | tr '\n' ' ')
     say "package $deb; its dependencies missing on this host: ${deps:-none}"
+    # node_exporter for the metrics check: Debian's binary, unpacked on this
+    # host (tests/operators/fetch-node-exporter, as the integration test
+    # gets it), run by the guest script. Without it that check fails and
+    # says why; the other checks run.
+    node_exporter=$("$SRC/tests/operators/fetch-node-exporter" "$BIN/test-cache/node-exporter" 2>"$OUT/fetch-node-exporter.log") ||
+      { say "no node_exporter for vm_package_metrics: $(cat "$OUT/fetch-node-exporter.log")"; node_exporter=; }
     root=$WORK/root
     rm -rf "$root"
     # Not the package's: tuned (Python) starts in ~30 s under TCG on a quiet
@@ -73,7 +79,8 @@ case $MODE in
     printf '[Service]\nTimeoutStartSec=600\n' >"$root/etc/systemd/system/tuned.service.d/50-nictune-vm.conf"
     printf '%s\n' tuned.service >"$root/.vm-enable"
     args+=(--timeout 1200 --install-dir "$root" --guest-dpkg --guest-packages "$deps"
-      --env "NICTUNE_DEB=$deb" --env "NICTUNE_SECURITY_MAX=${NICTUNE_SECURITY_MAX:-2.0}")
+      --env "NICTUNE_DEB=$deb" --env "NICTUNE_SECURITY_MAX=${NICTUNE_SECURITY_MAX:-2.0}"
+      --env "NICTUNE_NODE_EXPORTER=$node_exporter")
     ;;
 esac
 
