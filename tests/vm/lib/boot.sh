@@ -26,6 +26,7 @@ run_prepare() {
     echo "INSTALL_DIR=$(sh_quote "$INSTALL_DIR")"
     echo "ENABLE_UNITS=$(sh_quote "${ENABLE_UNITS[*]}")"
     echo "KEEP_HOST_UNITS=$KEEP_HOST_UNITS"
+    echo "GUEST_DPKG=$GUEST_DPKG"
     echo "GUEST_DEBS=$(sh_quote "${GUEST_DEBS[*]}")"
   } >"$RUN_DIR/boot.conf"
 

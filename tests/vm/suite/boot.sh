@@ -6,10 +6,10 @@
 # test passes when the VM ran the script to the end, whatever the checks said.
 #
 #   plain:   the build tree's nictunectl (NICTUNECTL) with --direct.
-#   systemd: the build installed into $WORK/root with
-#            `DESTDIR=$WORK/root cmake --install BIN --prefix /usr`, plus the
-#            suite's profiles and nictune.toml (bind vm-boot to the e1000e NIC),
-#            nictuned.service and tuned.service enabled (.vm-enable).
+#   systemd: the Debian package debian_package built (BIN/dist/nictune_*.deb),
+#            installed by the guest script with dpkg under systemd; skips (77)
+#            when there is none. $WORK/root holds only the guest's tuned
+#            drop-in (tuned.service enabled, .vm-enable).
 # Each guest gets GUEST_PACKAGES_MODE (common.sh) in its overlay.
 # Exit: 0 the script ran to the end; 77 skip; 1 the VM or the script broke.
 set -uo pipefail
@@ -43,33 +43,44 @@ case $MODE in
       --env "NICTUNE_FACTS=$SRC/profiles/facts/driver-facts.toml")
     ;;
   systemd)
-    root=$WORK/root
-    rm -rf "$root"
-    # --strip: the guest copies the tree into its RAM at boot, through 9p
-    # (~80 MB of debug info otherwise, ~10 s under TCG).
-    if ! log=$(DESTDIR=$root cmake --install "$BIN" --prefix /usr --strip 2>&1); then
-      say "FAIL: DESTDIR=$root cmake --install $BIN --prefix /usr --strip"
-      echo "$log"
+    # The operator's path (issue 18): the .deb debian_package built and
+    # checked (scripts/package into BIN/dist; ctest fixture nictune_deb).
+    # The guest script installs it with dpkg under the running systemd, runs
+    # every systemd check against the packaged daemon, unit, D-Bus policy and
+    # polkit action, then the package's own checks, removal and purge. It is
+    # never installed on this host.
+    command -v dpkg-parsechangelog >/dev/null && command -v dpkg-architecture >/dev/null ||
+      skip_boot "no dpkg-parsechangelog/dpkg-architecture (dpkg-dev): the .deb this boot installs cannot have been built (debian_package skips without the packaging tools)"
+    version=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version) &&
+      arch=$(dpkg-architecture -q DEB_HOST_ARCH) || { say "FAIL: cannot read the package version from $SRC/debian/changelog"; exit 1; }
+    deb=$BIN/dist/nictune_${version}_$arch.deb
+    [[ -f $deb ]] || skip_boot "no $deb: the debian_package test (tests/operators/check-package, scripts/package) builds it; it was skipped (no dpkg-dev or packaging tools) or did not run, so there is no package to install"
+    # What of the package's dependencies this host lacks (as `apt-get
+    # install ./DEB` would add them here; usually none, the build needs the
+    # libraries): guest packages too. Nothing is installed (-s).
+    if ! plan=$(LC_ALL=C apt-get -s install "$deb" 2>&1); then
+      say "FAIL: apt-get -s install $deb: $(tail -n 5 <<<"$plan")"
       exit 1
     fi
-    # The configuration nictuned reads is compiled in (NICTUNE_SYSCONFDIR);
-    # a /usr install should read /etc/nictune. Ship it to both when they
-    # differ: the installed_paths check reports the difference, the other
-    # checks still test the daemon.
-    sysconf=${NICTUNE_VM_SYSCONFDIR:-/etc/nictune}
-    for d in /etc/nictune "$sysconf"; do
-      install -d -m 0755 "$root$d/profiles"
-      install -m 0644 "$VM_DIR"/guest/profiles/*.toml "$root$d/profiles/"
-      install -m 0644 "$VM_DIR/guest/nictune.toml" "$root$d/nictune.toml"
-    done
-    # tuned comes from the guest packages; its own postinst enables it too.
-    printf '%s\n' nictuned.service tuned.service >"$root/.vm-enable"
-    # tuned (Python) starts in ~30 s under TCG on a quiet host; at load 14 on
-    # 2 cores it passed systemd's default 90 s and failed (seen with the
-    # host's tuned and with the guest package's alike).
+    deps=$(awk '$1 == "Inst" && $2 != "nictune" { n = $2; sub(/:.*/, "", n); print n }' <<<"$plan" | tr '\n' ' ')
+    say "package $deb; its dependencies missing on this host: ${deps:-none}"
+    # node_exporter for the metrics check: Debian's binary, unpacked on this
+    # host (tests/operators/fetch-node-exporter, as the integration test
+    # gets it), run by the guest script. Without it that check fails and
+    # says why; the other checks run.
+    node_exporter=$("$SRC/tests/operators/fetch-node-exporter" "$BIN/test-cache/node-exporter" 2>"$OUT/fetch-node-exporter.log") ||
+      { say "no node_exporter for vm_package_metrics: $(cat "$OUT/fetch-node-exporter.log")"; node_exporter=; }
+    root=$WORK/root
+    rm -rf "$root"
+    # Not the package's: tuned (Python) starts in ~30 s under TCG on a quiet
+    # host; at load 14 on 2 cores it passed systemd's default 90 s and
+    # failed. tuned comes from the guest packages; its postinst enables it.
     install -d -m 0755 "$root/etc/systemd/system/tuned.service.d"
     printf '[Service]\nTimeoutStartSec=600\n' >"$root/etc/systemd/system/tuned.service.d/50-nictune-vm.conf"
-    args+=(--timeout 900 --install-dir "$root" --env "NICTUNE_VM_CONFIG=$sysconf/nictune.toml")
+    printf '%s\n' tuned.service >"$root/.vm-enable"
+    args+=(--timeout 1200 --install-dir "$root" --guest-dpkg --guest-packages "$deps"
+      --env "NICTUNE_DEB=$deb" --env "NICTUNE_SECURITY_MAX=${NICTUNE_SECURITY_MAX:-2.0}"
+      --env "NICTUNE_NODE_EXPORTER=$node_exporter")
     ;;
 esac
 
