@@ -37,13 +37,10 @@ verify_topology() {  # verify_topology IF NS NET PEER_MTU
 
 # write_verify_config: the suite's e1000e binding plus the two peer-checked ones.
 write_verify_config() {
-  local f
-  for f in /etc/nictune/nictune.toml "$CONFIG"; do
-    printf '[[bind]]\nprofile = "%s"\ndriver = "e1000e"\nenforce = false\n\n[[bind]]\nprofile = "%s"\ninterface = "vp0"\nverify_peer = "10.60.0.2"\nconfirm_timeout = 240\n\n[[bind]]\nprofile = "%s"\ninterface = "vq0"\nverify_peer = "10.61.0.2"\nconfirm_timeout = 240\n' \
-      "$BOOT_PROFILE" "$VERIFY_PROFILE" "$VERIFY_PROFILE" >"$f.tmp"
-    chmod 0644 "$f.tmp"
-    mv -f "$f.tmp" "$f"
-  done
+  printf '[[bind]]\nprofile = "%s"\ndriver = "e1000e"\nenforce = false\n\n[[bind]]\nprofile = "%s"\ninterface = "vp0"\nverify_peer = "10.60.0.2"\nconfirm_timeout = 240\n\n[[bind]]\nprofile = "%s"\ninterface = "vq0"\nverify_peer = "10.61.0.2"\nconfirm_timeout = 240\n' \
+    "$BOOT_PROFILE" "$VERIFY_PROFILE" "$VERIFY_PROFILE" >"$CONFIG.tmp"
+  chmod 0644 "$CONFIG.tmp"
+  mv -f "$CONFIG.tmp" "$CONFIG"
 }
 
 # Both bindings' transactions got their verifier ("started nictune-verify@TX.service").
