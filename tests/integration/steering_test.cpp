@@ -88,7 +88,7 @@ TEST_F(Steering, AppliesRpsAndXpsToEveryQueueAndRollsBackByteForByte) {
         << "the host's global sysctl must not change";
     bool sysctl_unsupported = false;
     for (const auto& s : j.at("system"))
-        if (s.at("setting") == "sysctl.net.core.rps_sock_flow_entries")
+        if (s.at("key") == "sysctl.net.core.rps_sock_flow_entries")
             sysctl_unsupported = s.at("outcome") == "unsupported";
     EXPECT_TRUE(sysctl_unsupported) << j.at("system").dump();
 
