@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/nic_state.hpp"
+#include "model/value.hpp"
 #include "util/error.hpp"
 
 namespace nictune {
@@ -87,6 +88,21 @@ class Backend {
     // given bits change.
     virtual Result<void> set_features(const NicRef& nic, uint32_t nbits,
                                       std::span<const std::pair<std::size_t, bool>> bits) = 0;
+    // Sets the driver's private flags by name (only the named ones change).
+    // Errc::Unsupported when this backend or driver has none.
+    virtual Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) {
+        (void)flags;
+        return fail(Errc::Unsupported, nic.name + ": private_flags: set",
+                    "this backend cannot set private flags");
+    }
+    // One queue setting: Rps "cpus" (a CPU list) or "flow_cnt" of rx-`queue`,
+    // Xps "cpus" of tx-`queue` (sysfs queues/).
+    virtual Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
+                                   std::string_view what, const Scalar& value) {
+        (void)section, (void)queue, (void)what, (void)value;
+        return fail(Errc::Unsupported, nic.name + ": queues: set",
+                    "this backend cannot set queue steering");
+    }
     virtual Result<void> set_sysctl(const std::string& name, const std::string& value) = 0;
     // Switches tuned's profile (Errc::Unsupported when tuned is not running).
     virtual Result<void> set_tuned_profile(const std::string& profile) = 0;

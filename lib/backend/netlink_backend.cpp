@@ -53,6 +53,7 @@ NetlinkBackend::NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl:
       eth_(std::move(eth)),
       ioctl_(std::move(io)),
       sysfs_(opts_.sysfs_root),
+      queue_files_(opts_.sysfs_root),
       procsys_(opts_.procsys_root) {}
 
 Result<std::unique_ptr<NetlinkBackend>> NetlinkBackend::open(NetlinkBackendOptions opts) {
@@ -283,6 +284,7 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
     } else {
         if (auto r = read_ethtool_dumps(nics, req); !r) return std::unexpected(r.error());
     }
+    if (auto r = read_queues_and_flags(nics, req); !r) return std::unexpected(r.error());
     if (!req.identity) return nics;
 
     for (auto it = nics.begin(); it != nics.end();) {
@@ -302,6 +304,36 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
         ++it;
     }
     return nics;
+}
+
+Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
+                                                   const ReadRequest& req) {
+    const bool queues = req.wants(Section::Rps) || req.wants(Section::Xps);
+    const bool flags = req.wants(Section::PrivateFlags);
+    if (!queues && !flags) return {};
+    for (auto& nic : nics) {
+        if (queues) {
+            auto bytes = unescape_name(nic.id.name);
+            if (!bytes) continue;
+            auto q = queue_files_.read(*bytes);
+            if (q)
+                nic.queues = std::move(*q);
+            else
+                nic.problems.push_back(
+                    ReadProblem{Section::Rps, q.error().sys_errno, q.error().str()});
+        }
+        if (flags) {
+            auto f = eth_->private_flags(nic.id.ifindex);
+            if (f) {
+                nic.private_flags = std::move(*f);
+            } else if (f.error().code != Errc::Unsupported &&
+                       f.error().code != Errc::NoSuchInterface) {
+                nic.problems.push_back(
+                    ReadProblem{Section::PrivateFlags, f.error().sys_errno, f.error().str()});
+            }
+        }
+    }
+    return {};
 }
 
 Result<SystemState> NetlinkBackend::read_system(const SystemQuery& query) {
@@ -364,6 +396,36 @@ Result<void> NetlinkBackend::set_device(const NicRef& nic, Section section,
                        [&](nlmsghdr* nlh) { ethnl::encode_settings(nlh, section, values); });
     if (!r) return std::unexpected(with_context(r.error(), set_context(nic, values)));
     return {};
+}
+
+Result<void> NetlinkBackend::set_private_flags(const NicRef& nic,
+                                               std::span<const PrivateFlag> flags) {
+    if (flags.empty()) return {};
+    auto r = eth_->set(ETHTOOL_MSG_PRIVFLAGS_SET, nic.ifindex,
+                       [&](nlmsghdr* nlh) { ethnl::encode_private_flags(nlh, flags); });
+    if (!r) {
+        std::string ctx = nic.name + ": ";
+        for (std::size_t i = 0; i < flags.size(); ++i)
+            ctx += (i ? ", " : "") + std::string("private_flags.") + flags[i].name + "=" +
+                   (flags[i].on ? "true" : "false");
+        return std::unexpected(with_context(r.error(), ctx + ": set"));
+    }
+    return {};
+}
+
+Result<void> NetlinkBackend::set_queue(const NicRef& nic, Section section, std::size_t queue,
+                                       std::string_view what, const Scalar& value) {
+    auto bytes = unescape_name(nic.name);
+    if (!bytes) return fail(Errc::InvalidArgument, nic.name, bytes.error().message);
+    if (what == "cpus") {
+        const auto* list = std::get_if<std::string>(&value);
+        if (!list) return fail(Errc::Internal, nic.name, "a CPU list is a string");
+        return queue_files_.write_cpus(*bytes, nic.name, section == Section::Rps, queue, *list);
+    }
+    const auto* n = std::get_if<uint64_t>(&value);
+    if (section != Section::Rps || what != "flow_cnt" || !n)
+        return fail(Errc::Internal, nic.name, "not a queue setting: " + std::string(what));
+    return queue_files_.write_flow_cnt(*bytes, nic.name, queue, *n);
 }
 
 Result<void> NetlinkBackend::set_features(const NicRef& nic, uint32_t nbits,

@@ -19,6 +19,7 @@
 #include "sysinfo/drvinfo.hpp"
 #include "sysinfo/hwdb.hpp"
 #include "sysinfo/procsys.hpp"
+#include "sysinfo/queues.hpp"
 #include "sysinfo/sysfs.hpp"
 #include "tuned/tuned_client.hpp"
 
@@ -57,6 +58,9 @@ class NetlinkBackend final : public Backend {
                               std::span<const std::pair<std::size_t, bool>> bits) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
+    Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) override;
+    Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
+                           std::string_view what, const Scalar& value) override;
     std::vector<Result<void>> set_devices(std::span<const DeviceChange> changes) override;
     std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) override;
 
@@ -79,6 +83,8 @@ class NetlinkBackend final : public Backend {
     Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);
     Result<void> read_ethtool_per_device(std::vector<NicState>& nics, const ReadRequest& req);
     void read_identity(NicState& nic);
+    // sysfs queues/ and the ethtool private flags, per interface.
+    Result<void> read_queues_and_flags(std::vector<NicState>& nics, const ReadRequest& req);
     // Reads what the observer's sockets hold (after each SET batch, so that
     // their queues stay short, and before observed()).
     void drain_observer();
@@ -103,6 +109,7 @@ class NetlinkBackend final : public Backend {
     std::unique_ptr<ethnl::Socket> eth_;
     sysinfo::IoctlSocket ioctl_;
     sysinfo::Sysfs sysfs_;
+    sysinfo::QueueFiles queue_files_;
     sysinfo::Hwdb hwdb_;
     sysinfo::ProcSys procsys_;
     std::unique_ptr<SystemHealthReader> health_;

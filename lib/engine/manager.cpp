@@ -21,6 +21,9 @@ uint32_t sections_for(const Profile& profile) {
     for (const auto& k : device_keys())
         if (profile.setting(k.key)) sections |= ReadRequest::bit(k.section);
     if (!profile.features.empty()) sections |= ReadRequest::bit(Section::Features);
+    if (!profile.private_flags.empty()) sections |= ReadRequest::bit(Section::PrivateFlags);
+    if (profile.rps_cpus || profile.rps_flow_cnt) sections |= ReadRequest::bit(Section::Rps);
+    if (profile.xps_cpus) sections |= ReadRequest::bit(Section::Xps);
     return sections;
 }
 

@@ -1,8 +1,10 @@
 #include "engine/plan.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "engine/audit.hpp"
+#include "model/cpulist.hpp"
 #include "sysinfo/procsys.hpp"
 #include "util/strings.hpp"
 
@@ -12,6 +14,12 @@ const char* phase_name(Phase p) {
     switch (p) {
         case Phase::Channels:
             return "channels";
+        case Phase::PrivateFlags:
+            return "private_flags";
+        case Phase::Rps:
+            return "rps";
+        case Phase::Xps:
+            return "xps";
         case Phase::Rings:
             return "rings";
         case Phase::Link:
@@ -52,6 +60,12 @@ Phase phase_of(Section s) {
     switch (s) {
         case Section::Channels:
             return Phase::Channels;
+        case Section::PrivateFlags:
+            return Phase::PrivateFlags;
+        case Section::Rps:
+            return Phase::Rps;
+        case Section::Xps:
+            return Phase::Xps;
         case Section::Rings:
             return Phase::Rings;
         case Section::Pause:
@@ -146,6 +160,108 @@ PlanStep feature_step(const ResolvedFeature& f, const NicState& st) {
     return s;
 }
 
+// [private_flags]: each flag by the driver's own name. A name the driver
+// does not list refuses the plan, naming where the profile wrote it.
+void private_flag_steps(const Profile& profile, const NicState& st, InterfacePlan& ip) {
+    for (const auto& req : profile.private_flags) {
+        PlanStep s;
+        s.phase = Phase::PrivateFlags;
+        s.setting = SettingId::private_flag(req.name);
+        s.requested = "private_flags." + req.name + " = " + (req.on ? "true" : "false");
+        s.target = req.on;
+        const std::string driver = st.id.driver.value_or("the driver");
+        if (!st.private_flags || st.private_flags->empty()) {
+            s.kind = StepKind::Unsupported;
+            s.note = driver + " has no private flags";
+        } else {
+            auto it = std::find_if(st.private_flags->begin(), st.private_flags->end(),
+                                   [&](const PrivateFlag& f) { return f.name == req.name; });
+            if (it == st.private_flags->end()) {
+                std::vector<std::string> names;
+                for (const auto& f : *st.private_flags)
+                    names.push_back(f.name);
+                s.kind = StepKind::Refused;
+                s.note = req.loc.str() + ": " + driver + " has no private flag " + quote(req.name) +
+                         " (its flags: " + join(names, ", ") + ")";
+            } else {
+                s.current = it->on;
+                s.kind = it->on == req.on ? StepKind::Unchanged : StepKind::Change;
+            }
+        }
+        ip.steps.push_back(std::move(s));
+    }
+}
+
+// [rps] and [xps]: one step per queue, so that each queue's original is
+// saved and restored as it was.
+void queue_steps(const Profile& profile, const NicState& st, InterfacePlan& ip) {
+    auto one = [&](Section sec, std::size_t q, std::string_view what, const Scalar& target,
+                   const std::optional<Scalar>& current, std::string requested) {
+        PlanStep s;
+        s.phase = phase_of(sec);
+        s.setting = SettingId::queue(sec, q, what);
+        s.requested = std::move(requested);
+        s.target = target;
+        if (!current) {
+            s.kind = StepKind::Unsupported;
+            s.note = s.setting.path() + " cannot be read (no RPS/XPS in this kernel, or a " +
+                     "single-queue device)";
+        } else {
+            s.current = *current;
+            s.kind = *current == target ? StepKind::Unchanged : StepKind::Change;
+        }
+        ip.steps.push_back(std::move(s));
+    };
+    auto missing = [&](Section sec, std::string requested) {
+        PlanStep s;
+        s.phase = phase_of(sec);
+        s.setting = SettingId{sec, std::nullopt, "queues"};
+        s.requested = std::move(requested);
+        s.kind = StepKind::Unsupported;
+        s.note = "the interface has no " + std::string(sec == Section::Rps ? "RX" : "TX") +
+                 " queues in sysfs";
+        ip.steps.push_back(std::move(s));
+    };
+    auto opt = [](const auto& v) -> std::optional<Scalar> {
+        if (!v) return std::nullopt;
+        return Scalar{*v};
+    };
+    if (profile.rps_cpus) {
+        const std::string list = format_cpulist(profile.rps_cpus->cpus);
+        const std::string req = "rps.cpus = \"" + list + "\"";
+        if (!st.queues || st.queues->rx.empty()) missing(Section::Rps, req);
+        if (st.queues)
+            for (std::size_t q = 0; q < st.queues->rx.size(); ++q)
+                one(Section::Rps, q, "cpus", Scalar{list}, opt(st.queues->rx[q].rps_cpus), req);
+    }
+    if (profile.rps_flow_cnt) {
+        const uint64_t n = profile.rps_flow_cnt->value;
+        const std::string req = "rps.flow_cnt = " + std::to_string(n);
+        if (!st.queues || st.queues->rx.empty()) missing(Section::Rps, req);
+        if (st.queues)
+            for (std::size_t q = 0; q < st.queues->rx.size(); ++q)
+                one(Section::Rps, q, "flow_cnt", Scalar{n}, opt(st.queues->rx[q].rps_flow_cnt),
+                    req);
+    }
+    if (profile.xps_cpus) {
+        const std::string list = format_cpulist(profile.xps_cpus->cpus);
+        const std::string req =
+            list.empty() ? "xps.policy = \"off\"" : "xps.cpus = \"" + list + "\"";
+        if (!st.queues || st.queues->tx.empty()) missing(Section::Xps, req);
+        if (st.queues)
+            for (std::size_t q = 0; q < st.queues->tx.size(); ++q)
+                one(Section::Xps, q, "cpus", Scalar{list}, opt(st.queues->tx[q].xps_cpus), req);
+    }
+}
+
+// The smallest power of two >= n (the kernel rounds rps_sock_flow_entries so).
+uint64_t pow2_at_least(uint64_t n) {
+    uint64_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
 // Device sections whose SET the driver facts judge.
 bool judged_by_facts(Phase p) {
     return p == Phase::Channels || p == Phase::Rings || p == Phase::Pause || p == Phase::Coalesce;
@@ -157,6 +273,8 @@ std::vector<std::string> plan_sysctls(const Profile& profile) {
     std::vector<std::string> out;
     for (const auto& s : profile.sysctl)
         out.push_back(s.name);
+    if (profile.rps_flow_cnt && profile.rps_flow_cnt->value > 0)
+        out.emplace_back(kRpsSockFlowEntries);
     for (auto& s : consulted_sysctls(profile))
         if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
     return out;
@@ -191,6 +309,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
     plan.profile = profile.name;
     plan.profile_file = profile.file;
     int order = 0;
+    uint64_t rfs_entries = 0;  // RFS flow entries the interfaces' queues ask for
     for (const auto& st : nics) {
         InterfacePlan ip;
         ip.id = st.id;
@@ -222,6 +341,10 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
             ip.steps.push_back(device_step(r, st));
         for (const auto& f : res.features)
             ip.steps.push_back(feature_step(f, st));
+        private_flag_steps(profile, st, ip);
+        queue_steps(profile, st, ip);
+        if (profile.rps_flow_cnt && st.queues)
+            rfs_entries += profile.rps_flow_cnt->value * st.queues->rx.size();
         const DriverFacts* df =
             opts.facts && st.id.driver ? opts.facts->find(*st.id.driver) : nullptr;
         const std::string driver = st.id.driver.value_or("this driver");
@@ -261,6 +384,35 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
                              sysinfo::normalize_sysctl_value(req.value)
                          ? StepKind::Unchanged
                          : StepKind::Change;
+        }
+        plan.system.push_back(std::move(s));
+    }
+    // The global socket flow table behind rps_flow_cnt: raised to what the
+    // interfaces' queues ask for, never lowered (other interfaces may need
+    // it), unless the profile's [sysctl] names it itself.
+    if (rfs_entries > 0 &&
+        std::none_of(profile.sysctl.begin(), profile.sysctl.end(),
+                     [](const SysctlRequest& r) { return r.name == kRpsSockFlowEntries; })) {
+        PlanStep s;
+        s.phase = Phase::Sysctl;
+        s.setting = SettingId::sysctl(std::string(kRpsSockFlowEntries));
+        const uint64_t want = pow2_at_least(rfs_entries);
+        s.requested = "rps.flow_cnt = " + std::to_string(profile.rps_flow_cnt->value) + " (" +
+                      std::string(kRpsSockFlowEntries) + " >= " + std::to_string(want) + ")";
+        auto it = std::find_if(system.sysctl.begin(), system.sysctl.end(),
+                               [](const SysctlValue& v) { return v.name == kRpsSockFlowEntries; });
+        if (it == system.sysctl.end() || !it->value) {
+            s.kind = StepKind::Unsupported;
+            s.target = std::to_string(want);
+            s.note = "no " + std::string(kRpsSockFlowEntries) +
+                     " here: it is global and exists only in the initial network namespace";
+        } else {
+            s.current = *it->value;
+            uint64_t cur = 0;
+            const auto& t = *it->value;
+            std::from_chars(t.data(), t.data() + t.size(), cur);
+            s.target = std::to_string(std::max(cur, want));
+            s.kind = cur >= want ? StepKind::Unchanged : StepKind::Change;
         }
         plan.system.push_back(std::move(s));
     }

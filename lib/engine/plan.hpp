@@ -18,7 +18,22 @@
 
 namespace nictune {
 
-enum class Phase : uint8_t { Channels, Rings, Link, Pause, Features, Coalesce, Sysctl, Tuned };
+// Channels first: a channel change makes the driver request its IRQs again
+// and changes the queue count that the per-queue phases (RPS, XPS) cover.
+// Private flags next: on i40e some reset the device.
+enum class Phase : uint8_t {
+    Channels,
+    PrivateFlags,
+    Rings,
+    Link,
+    Pause,
+    Features,
+    Coalesce,
+    Rps,
+    Xps,
+    Sysctl,
+    Tuned
+};
 const char* phase_name(Phase p);
 // The phase a section's settings are applied in (the apply order; rollback
 // undoes in the reverse). One table for plan and transaction.
@@ -75,6 +90,9 @@ struct PlanOptions {
     // "what it reports is settable", and the plan says so.
     const FactsBook* facts = &FactsBook::builtin();
 };
+
+// The global sysctl behind [rps] flow_cnt (RFS's socket flow table).
+inline constexpr std::string_view kRpsSockFlowEntries = "net.core.rps_sock_flow_entries";
 
 // The sysctls a plan for `profile` reads: the profile's own and those the
 // driver checks consult (IP forwarding, for LRO).

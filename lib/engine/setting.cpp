@@ -1,5 +1,7 @@
 #include "engine/setting.hpp"
 
+#include <charconv>
+
 namespace nictune {
 
 std::string SettingId::path() const {
@@ -22,11 +24,32 @@ Result<SettingId> SettingId::parse(std::string_view path) {
         case Section::Tuned:
             if (rest == "profile") return SettingId::tuned();
             break;
+        case Section::PrivateFlags:
+            return SettingId::private_flag(std::string(rest));
+        case Section::Rps:
+        case Section::Xps:
+            if (parse_queue_setting(*sec, rest))
+                return SettingId{*sec, std::nullopt, std::string(rest)};
+            break;
         default:
             if (auto k = find_key(*sec, rest)) return SettingId::device(*k);
             break;
     }
     return fail(Errc::InvalidArgument, std::string(path), "unknown setting");
+}
+
+std::optional<QueueSettingName> parse_queue_setting(Section s, std::string_view name) {
+    const std::string_view prefix = s == Section::Rps ? "rx-" : s == Section::Xps ? "tx-" : "";
+    if (prefix.empty() || !name.starts_with(prefix)) return std::nullopt;
+    name.remove_prefix(prefix.size());
+    const auto dot = name.find('.');
+    if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+    QueueSettingName out;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, out.queue);
+    if (ec != std::errc() || end != name.data() + dot) return std::nullopt;
+    out.what = name.substr(dot + 1);
+    if (out.what == "cpus" || (s == Section::Rps && out.what == "flow_cnt")) return out;
+    return std::nullopt;
 }
 
 std::optional<uint64_t> device_value_of(Key k, const Scalar& s) {
@@ -43,6 +66,25 @@ Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys
     }
     if (id.section == Section::Features && nic && nic->features) {
         if (auto v = nic->features->active_by_name(id.name)) return *v;
+        return {};
+    }
+    if (id.section == Section::PrivateFlags && nic && nic->private_flags) {
+        for (const auto& f : *nic->private_flags)
+            if (f.name == id.name) return f.on;
+        return {};
+    }
+    if ((id.section == Section::Rps || id.section == Section::Xps) && nic && nic->queues) {
+        auto q = parse_queue_setting(id.section, id.name);
+        if (!q) return {};
+        if (id.section == Section::Xps) {
+            if (q->queue < nic->queues->tx.size() && nic->queues->tx[q->queue].xps_cpus)
+                return *nic->queues->tx[q->queue].xps_cpus;
+            return {};
+        }
+        if (q->queue >= nic->queues->rx.size()) return {};
+        const auto& rx = nic->queues->rx[q->queue];
+        if (q->what == "cpus" && rx.rps_cpus) return *rx.rps_cpus;
+        if (q->what == "flow_cnt" && rx.rps_flow_cnt) return *rx.rps_flow_cnt;
         return {};
     }
     if (id.section == Section::Sysctl && sys) {

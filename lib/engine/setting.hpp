@@ -28,8 +28,25 @@ struct SettingId {
     static SettingId sysctl(std::string n) {
         return SettingId{Section::Sysctl, std::nullopt, std::move(n)};
     }
+    static SettingId private_flag(std::string n) {
+        return SettingId{Section::PrivateFlags, std::nullopt, std::move(n)};
+    }
+    // "rps.rx-2.cpus", "rps.rx-2.flow_cnt", "xps.tx-0.cpus"
+    static SettingId queue(Section s, std::size_t queue, std::string_view what) {
+        return SettingId{s, std::nullopt,
+                         std::string(s == Section::Rps ? "rx-" : "tx-") + std::to_string(queue) +
+                             "." + std::string(what)};
+    }
     static SettingId tuned() { return SettingId{Section::Tuned, std::nullopt, "profile"}; }
 };
+
+// A queue setting's name split: "rx-2.cpus" -> {2, "cpus"} (rps: rx-N.cpus or
+// rx-N.flow_cnt, xps: tx-N.cpus); nullopt for anything else.
+struct QueueSettingName {
+    std::size_t queue = 0;
+    std::string_view what;
+};
+std::optional<QueueSettingName> parse_queue_setting(Section s, std::string_view name);
 
 // The value of a setting in freshly read state (monostate when absent):
 // device keys and features from `nic`, sysctls and tuned from `sys`.

@@ -116,7 +116,9 @@ struct Write {
 };
 
 bool same_group(const Write& a, const Write& b) {
-    if (a.id.section == Section::Sysctl || a.id.section == Section::Tuned) return false;
+    if (a.id.section == Section::Sysctl || a.id.section == Section::Tuned ||
+        a.id.section == Section::Rps || a.id.section == Section::Xps)
+        return false;  // one value, one write (queue files take one value each)
     if (a.id.section != b.id.section) return false;
     return a.nic && b.nic && a.nic->ifindex == b.nic->ifindex;
 }
@@ -137,7 +139,9 @@ struct Group {
 };
 
 bool batchable(const Write& w) {
-    return w.nic.has_value() && w.id.section != Section::Sysctl && w.id.section != Section::Tuned;
+    return w.nic.has_value() && w.id.section != Section::Sysctl && w.id.section != Section::Tuned &&
+           w.id.section != Section::PrivateFlags && w.id.section != Section::Rps &&
+           w.id.section != Section::Xps;
 }
 
 // A feature SET the kernel took (the wanted bit is the target) while it
@@ -208,6 +212,18 @@ Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_err
             failed = record(groups[gi], v ? be.set_tuned_profile(*v)
                                           : fail(Errc::Unsupported, "tuned.profile",
                                                  "there was no active tuned profile to return to"));
+        } else if (w0.id.section == Section::PrivateFlags) {
+            std::vector<PrivateFlag> flags;
+            for (std::size_t k = groups[gi].first; k < groups[gi].last; ++k) {
+                const auto* b = std::get_if<bool>(&writes[k].value);
+                flags.push_back(PrivateFlag{writes[k].id.name, b && *b});
+            }
+            failed = record(groups[gi], be.set_private_flags(*w0.nic, flags));
+        } else if (w0.id.section == Section::Rps || w0.id.section == Section::Xps) {
+            auto q = parse_queue_setting(w0.id.section, w0.id.name);
+            failed = record(groups[gi],
+                            q ? be.set_queue(*w0.nic, w0.id.section, q->queue, q->what, w0.value)
+                              : fail(Errc::Internal, w0.id.path(), "not a queue setting"));
         } else if (w0.id.section == Section::Features) {
             std::vector<FeatureChange> changes;
             for (std::size_t g = gi; g < gj; ++g) {

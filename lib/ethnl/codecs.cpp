@@ -652,6 +652,64 @@ void encode_features(nlmsghdr* nlh, uint32_t nbits,
     mnl_attr_nest_end(nlh, nest);
 }
 
+Result<PrivFlagsReply> decode_private_flags(const nlmsghdr* nlh) {
+    const char* context = "ethtool PRIVFLAGS reply";
+    auto cmd = genl_cmd(nlh, context);
+    if (!cmd) return std::unexpected(cmd.error());
+    if (*cmd != ETHTOOL_MSG_PRIVFLAGS_GET_REPLY && *cmd != ETHTOOL_MSG_PRIVFLAGS_NTF)
+        return corrupt(
+            context,
+            fmt::format("message command {} is not a PRIVFLAGS reply or notification", *cmd));
+    auto attrs = top_attrs(nlh, context);
+    if (!attrs) return std::unexpected(attrs.error());
+    PrivFlagsReply out;
+    bool have_header = false;
+    for (const nlattr* a : *attrs) {
+        switch (attr_type(a)) {
+            case ETHTOOL_A_PRIVFLAGS_HEADER: {
+                auto h = decode_header(a, context);
+                if (!h) return std::unexpected(h.error());
+                out.ifindex = h->ifindex;
+                have_header = true;
+                break;
+            }
+            case ETHTOOL_A_PRIVFLAGS_FLAGS: {
+                auto set = decode_bitset(a, context, "flags");
+                if (!set) return std::unexpected(set.error());
+                out.nbits = set->nbits;
+                out.bits = std::move(set->bits);
+                break;
+            }
+            default:
+                break;
+        }
+    }
+    if (!have_header) return corrupt(context, "reply has no header");
+    out.bits.resize(words_for(out.nbits));
+    return out;
+}
+
+std::vector<PrivateFlag> to_private_flags(const PrivFlagsReply& r, const FeatureNames& names) {
+    std::vector<PrivateFlag> out;
+    const std::size_t n = std::min<std::size_t>(r.nbits, names.size());
+    for (std::size_t i = 0; i < n; ++i)
+        out.push_back(PrivateFlag{names[i], FeatureSet::bit(r.bits, i)});
+    return out;
+}
+
+void encode_private_flags(nlmsghdr* nlh, std::span<const PrivateFlag> flags) {
+    nlattr* nest = mnl_attr_nest_start(nlh, ETHTOOL_A_PRIVFLAGS_FLAGS);
+    nlattr* bits = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS);
+    for (const auto& f : flags) {
+        nlattr* bit = mnl_attr_nest_start(nlh, ETHTOOL_A_BITSET_BITS_BIT);
+        mnl_attr_put_strz(nlh, ETHTOOL_A_BITSET_BIT_NAME, f.name.c_str());
+        if (f.on) mnl_attr_put(nlh, ETHTOOL_A_BITSET_BIT_VALUE, 0, nullptr);
+        mnl_attr_nest_end(nlh, bit);
+    }
+    mnl_attr_nest_end(nlh, bits);
+    mnl_attr_nest_end(nlh, nest);
+}
+
 FeatureSet to_feature_set(FeaturesReply&& r, std::shared_ptr<const FeatureNames> names) {
     FeatureSet fs;
     fs.names = std::move(names);

@@ -65,6 +65,21 @@ struct LinkModeBits {
 };
 Result<LinkModeBits> decode_link_mode_bits(const nlmsghdr* nlh);
 
+// PRIVFLAGS_GET_REPLY / PRIVFLAGS_NTF: the flags' bits (compact or verbose
+// bitset), indexed like the device's ETH_SS_PRIV_FLAGS strings.
+struct PrivFlagsReply {
+    int ifindex = 0;
+    uint32_t nbits = 0;
+    std::vector<uint32_t> bits;
+};
+Result<PrivFlagsReply> decode_private_flags(const nlmsghdr* nlh);
+// The reply named by the device's strings (as many as both have).
+std::vector<PrivateFlag> to_private_flags(const PrivFlagsReply& r, const FeatureNames& names);
+// Appends ETHTOOL_A_PRIVFLAGS_FLAGS as a verbose bitset naming each flag
+// (the kernel looks the names up in the driver's set and refuses unknown
+// ones), so only the named flags change.
+void encode_private_flags(nlmsghdr* nlh, std::span<const PrivateFlag> flags);
+
 // Message commands of each family.
 uint8_t get_cmd(Section s);  // ETHTOOL_MSG_*_GET
 uint8_t set_cmd(Section s);  // ETHTOOL_MSG_*_SET

@@ -465,6 +465,45 @@ Result<std::shared_ptr<const FeatureNames>> Socket::global_strings(uint32_t set_
     return shared;
 }
 
+Result<FeatureNames> Socket::device_strings(int ifindex, uint32_t set_id) {
+    alignas(nlmsghdr) std::array<char, kRequestBufferSize> req;
+    nlmsghdr* nlh = start_request(req.data(), family_, NLM_F_REQUEST | NLM_F_ACK,
+                                  ETHTOOL_MSG_STRSET_GET, ETHTOOL_GENL_VERSION);
+    put_header(nlh, ETHTOOL_A_STRSET_HEADER, ifindex, 0);
+    nlattr* sets = mnl_attr_nest_start(nlh, ETHTOOL_A_STRSET_STRINGSETS);
+    nlattr* set = mnl_attr_nest_start(nlh, ETHTOOL_A_STRINGSETS_STRINGSET);
+    mnl_attr_put_u32(nlh, ETHTOOL_A_STRINGSET_ID, set_id);
+    mnl_attr_nest_end(nlh, set);
+    mnl_attr_nest_end(nlh, sets);
+    std::optional<FeatureNames> names;
+    auto r = run(nlh, [&](const nlmsghdr* reply) -> Result<void> {
+        auto decoded = decode_string_set(reply, set_id);
+        if (!decoded) return std::unexpected(decoded.error());
+        names = std::move(decoded->names);
+        return {};
+    });
+    if (!r) return std::unexpected(r.error());
+    // A device without the set answers with no set at all.
+    return names ? std::move(*names) : FeatureNames{};
+}
+
+Result<std::vector<PrivateFlag>> Socket::private_flags(int ifindex) {
+    std::optional<PrivFlagsReply> flags;
+    auto r = get(ETHTOOL_MSG_PRIVFLAGS_GET, ifindex, ETHTOOL_FLAG_COMPACT_BITSETS,
+                 [&](const nlmsghdr* nlh) -> Result<void> {
+                     auto d = decode_private_flags(nlh);
+                     if (!d) return std::unexpected(d.error());
+                     flags = std::move(*d);
+                     return {};
+                 });
+    if (!r) return std::unexpected(r.error());
+    if (!flags) return fail(Errc::Internal, "ethtool PRIVFLAGS_GET", "the kernel sent no reply");
+    if (flags->nbits == 0) return std::vector<PrivateFlag>{};
+    auto names = device_strings(ifindex, ETH_SS_PRIV_FLAGS);
+    if (!names) return std::unexpected(names.error());
+    return to_private_flags(*flags, *names);
+}
+
 Result<void> Socket::subscribe_monitor(int queue_bytes) {
     const char* context = "ethtool netlink: join the \"monitor\" group";
     if (monitor_group_ == 0)

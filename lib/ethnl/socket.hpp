@@ -67,6 +67,13 @@ class Socket {
     // Another global string set (ETH_SS_LINK_MODES, ...), read once and cached.
     Result<std::shared_ptr<const FeatureNames>> global_strings(uint32_t set_id);
 
+    // A device's own string set (ETH_SS_PRIV_FLAGS, ...), not cached: it
+    // belongs to the driver bound now.
+    Result<FeatureNames> device_strings(int ifindex, uint32_t set_id);
+    // The device's private flags by name (PRIVFLAGS_GET and its string set);
+    // Errc::Unsupported when the driver has none.
+    Result<std::vector<PrivateFlag>> private_flags(int ifindex);
+
     // Joins the "monitor" multicast group; notifications are then read with
     // receive_notifications() on fd(). Use a socket of its own for the monitor:
     // notifications that arrive while a request on the same socket waits for

@@ -16,4 +16,11 @@ std::optional<std::vector<unsigned>> parse_cpulist(std::string_view text);
 // The kernel's form: ranges joined by commas.
 std::string format_cpulist(const std::vector<unsigned>& cpus);
 
+// The kernel's CPU mask form (rps_cpus, xps_cpus, smp_affinity): hex words
+// of 32 bits, most significant first, joined by commas ("00000000,0000000f";
+// "0" is empty). nullopt for anything else.
+std::optional<std::vector<unsigned>> parse_cpumask(std::string_view text);
+// The shortest mask the kernel accepts for these CPUs ("f", "1,00000000").
+std::string format_cpumask(const std::vector<unsigned>& cpus);
+
 }  // namespace nictune

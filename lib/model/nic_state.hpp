@@ -66,6 +66,32 @@ struct FeatureSet {
     [[nodiscard]] std::optional<bool> active_by_name(std::string_view name) const;
 };
 
+// A driver's private flags (ETH_SS_PRIV_FLAGS), in the driver's order.
+struct PrivateFlag {
+    std::string name;
+    bool on = false;
+    bool operator==(const PrivateFlag&) const = default;
+};
+
+// The packet steering of one interface's queues, as sysfs holds it
+// (/sys/class/net/IF/queues). CPU sets are CPU lists in the kernel's form
+// ("0-3,8", "" for none); a file that cannot be read (xps_cpus of a
+// single-queue device: ENOENT) is absent.
+struct RxQueue {
+    std::optional<std::string> rps_cpus;
+    std::optional<uint64_t> rps_flow_cnt;
+    bool operator==(const RxQueue&) const = default;
+};
+struct TxQueue {
+    std::optional<std::string> xps_cpus;
+    bool operator==(const TxQueue&) const = default;
+};
+struct QueueSet {
+    std::vector<RxQueue> rx;  // rx-0, rx-1, ...
+    std::vector<TxQueue> tx;  // tx-0, tx-1, ...
+    bool operator==(const QueueSet&) const = default;
+};
+
 struct Identity {
     // In nictune's text form (escape_name, util/strings.hpp), as every name.
     std::string name;
@@ -117,6 +143,9 @@ struct NicState {
     Identity id;
     DeviceValues values;
     std::optional<FeatureSet> features;  // absent: FEATURES not readable
+    // Absent: not read, or the driver has none (EOPNOTSUPP).
+    std::optional<std::vector<PrivateFlag>> private_flags;
+    std::optional<QueueSet> queues;  // absent: not read, or no queues directory
     std::vector<ReadProblem> problems;
 };
 

@@ -171,7 +171,7 @@ constexpr std::array<Row, kKeyCount> kRows = {{
             "Send pause frames when the RX side runs out of buffers."),
 }};
 
-constexpr std::array<MetaKeyInfo, 11> kMeta = {{
+constexpr std::array<MetaKeyInfo, 16> kMeta = {{
     {S::Profile, "description", ValueType::String, false, "One line saying what the profile is for."},
     {S::Profile, "include", ValueType::StringList, true,
      "Profiles this one builds on (a name or a list of names); later ones and this profile's own values win. Cycles are rejected."},
@@ -185,9 +185,21 @@ constexpr std::array<MetaKeyInfo, 11> kMeta = {{
     {S::Driver, "bad_versions", ValueType::StringList, true, "Driver versions known to be broken; audit fails on them."},
     {S::Tuned, "profile", ValueType::String, false,
      "tuned profile to switch to (through tuned's D-Bus API), e.g. \"latency-performance\"."},
+    // [rps] and [xps] hold one value for every queue of the interface; the
+    // per-queue settings they become are "rps.rx-N.cpus", "xps.tx-N.cpus".
+    {S::Rps, "cpus", ValueType::String, false,
+     "CPUs that process the packets of every RX queue (Receive Packet Steering), a CPU list as in smp_affinity_list (\"0-3,8\"); \"\" turns RPS off. Written to /sys/class/net/IF/queues/rx-N/rps_cpus as a mask."},
+    {S::Rps, "flow_cnt", ValueType::U32, false,
+     "Receive Flow Steering: flow entries per RX queue (queues/rx-N/rps_flow_cnt), 0 or a power of two (the kernel rounds up). When not 0, the global net.core.rps_sock_flow_entries is raised to at least flow_cnt times the RX queues of the interfaces applied (rounded up to a power of two) and restored with them; it exists only in the initial network namespace."},
+    {S::Xps, "cpus", ValueType::String, false,
+     "CPUs that transmit on every TX queue (Transmit Packet Steering), a CPU list as in smp_affinity_list; written to queues/tx-N/xps_cpus as a mask. Not together with policy."},
+    {S::Xps, "policy", ValueType::String, false,
+     "\"off\": clear xps_cpus on every TX queue (the kernel then picks the queue by hash). Not together with cpus."},
     // Open sections are described by one pseudo-key each, for `nictunectl keys` and the docs.
     {S::Features, "<feature>", ValueType::Bool, false,
      "A kernel feature name (rx-gro, tx-tcp-segmentation, ...) or an ethtool alias (gro, tso, sg, ...), expanded the way ethtool expands it."},
+    {S::PrivateFlags, "<flag>", ValueType::Bool, false,
+     "A private flag of the interface's driver (ethtool --show-priv-flags: i40e disable-fw-lldp, flow-director-atr, legacy-rx; e1000e s0ix-enabled), true or false. A name the driver does not list is refused before anything changes."},
     {S::Sysctl, "<name>", ValueType::String, false,
      "A sysctl under /proc/sys in dotted form (net.core.rmem_max = \"16777216\"); only names on nictune's allowlist (net.core.*, net.ipv4.tcp_*, ...)."},
 }};
@@ -202,6 +214,9 @@ constexpr std::array<SectionInfo, kSectionCount> kSections = {{
     {S::Channels, "channels", true, false, "Queue counts (ethtool -l/-L)."},
     {S::Features, "features", true, true, "Offloads by kernel feature name (ethtool -k/-K)."},
     {S::Pause, "pause", true, false, "Ethernet flow control (ethtool -a/-A)."},
+    {S::PrivateFlags, "private_flags", true, true, "The driver's private flags (ethtool --show-priv-flags/--set-priv-flags)."},
+    {S::Rps, "rps", true, false, "Receive Packet Steering for every RX queue (sysfs queues/rx-N)."},
+    {S::Xps, "xps", true, false, "Transmit Packet Steering for every TX queue (sysfs queues/tx-N)."},
     {S::Sysctl, "sysctl", false, true, "Kernel network settings under /proc/sys."},
     {S::Tuned, "tuned", false, false, "The tuned system profile."},
 }};

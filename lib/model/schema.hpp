@@ -14,19 +14,22 @@
 namespace nictune {
 
 enum class Section : uint8_t {
-    Profile,   // [profile] description, include, priority
-    Match,     // [match] drivers, pci_ids, interfaces
-    Driver,    // [driver] min_version, bad_versions
-    Link,      // rtnetlink + ethtool LINKMODES
-    Coalesce,  // ethtool COALESCE
-    Rings,     // ethtool RINGS
-    Channels,  // ethtool CHANNELS
-    Features,  // ethtool FEATURES, open: kernel feature names (and ethtool aliases)
-    Pause,     // ethtool PAUSE
-    Sysctl,    // open: sysctl names under /proc/sys
-    Tuned,     // tuned's active profile (system wide)
+    Profile,       // [profile] description, include, priority
+    Match,         // [match] drivers, pci_ids, interfaces
+    Driver,        // [driver] min_version, bad_versions
+    Link,          // rtnetlink + ethtool LINKMODES
+    Coalesce,      // ethtool COALESCE
+    Rings,         // ethtool RINGS
+    Channels,      // ethtool CHANNELS
+    Features,      // ethtool FEATURES, open: kernel feature names (and ethtool aliases)
+    Pause,         // ethtool PAUSE
+    PrivateFlags,  // ethtool PRIVFLAGS, open: the driver's own flag names (ETH_SS_PRIV_FLAGS)
+    Rps,           // sysfs queues/rx-N/rps_cpus, rps_flow_cnt (+ net.core.rps_sock_flow_entries)
+    Xps,           // sysfs queues/tx-N/xps_cpus
+    Sysctl,        // open: sysctl names under /proc/sys
+    Tuned,         // tuned's active profile (system wide)
 };
-inline constexpr std::size_t kSectionCount = 11;
+inline constexpr std::size_t kSectionCount = 14;
 
 enum class ValueType : uint8_t {
     Bool,

@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "model/cpulist.hpp"
 #include "profile/features.hpp"
 #include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
@@ -177,6 +178,45 @@ bool valid_tuned_profile_name(std::string_view s) {
     });
 }
 
+// [rps] cpus / flow_cnt, [xps] cpus / policy.
+Result<void> parse_steering(Section sec, const std::string& key, const toml::node& v,
+                            const SourceLoc& kloc, const SourceLoc& vloc, Profile& out) {
+    const std::string sname(section_info(sec).name);
+    const std::string what = sname + "." + key;
+    if (!find_meta_key(sec, key))
+        return invalid(kloc, "unknown key " + quote(key) + " in [" + sname + "]" +
+                                 did_you_mean(key, key_names(sec)));
+    if (key == "flow_cnt") {
+        auto i = v.as_integer();
+        if (!i) return invalid(vloc, what + ": expected a number, got " + type_name(v));
+        const int64_t n = i->get();
+        // The kernel rounds a count up to a power of two (store_rps_dev_flow_table_cnt)
+        // and reads back the rounded one: asking for that one keeps verify exact.
+        if (n < 0 || n > (int64_t{1} << 30) || (n & (n - 1)) != 0)
+            return invalid(vloc, what + ": " + std::to_string(n) +
+                                     " must be 0 or a power of two up to 1073741824 (the kernel "
+                                     "rounds other counts up)");
+        out.rps_flow_cnt = Target{static_cast<uint64_t>(n), false, vloc};
+        return {};
+    }
+    auto text = string_value(v, vloc, what);
+    if (!text) return std::unexpected(text.error());
+    std::optional<CpusRequest>& into = sec == Section::Rps ? out.rps_cpus : out.xps_cpus;
+    if (into) return invalid(kloc, "xps: give cpus or policy, not both");
+    if (key == "policy") {
+        if (*text != "off")
+            return invalid(vloc, what + ": " + quote(*text) + " is not a policy (\"off\")");
+        into = CpusRequest{{}, vloc};
+        return {};
+    }
+    auto cpus = parse_cpulist(*text);
+    if (!cpus)
+        return invalid(vloc, what + ": " + quote(*text) +
+                                 " is not a CPU list (\"0-3,8\", as in smp_affinity_list)");
+    into = CpusRequest{std::move(*cpus), vloc};
+    return {};
+}
+
 Result<void> parse_section(Section sec, const toml::table& t, const std::string& file,
                            const ParseOptions& opts, Profile& out) {
     const auto& sinfo = section_info(sec);
@@ -206,6 +246,28 @@ Result<void> parse_section(Section sec, const toml::table& t, const std::string&
             if (it != out.features.end())
                 return invalid(kloc, "features." + key + " is given twice");
             out.features.push_back(FeatureRequest{key, b->get(), kloc});
+            continue;
+        }
+
+        if (sec == Section::PrivateFlags) {
+            // Names are the driver's (ETH_SS_PRIV_FLAGS): which exist is
+            // known only on the device, where the plan checks them.
+            if (key.empty() || key.size() > 31 || std::any_of(key.begin(), key.end(), [](char c) {
+                    return static_cast<unsigned char>(c) <= ' ' || c == '"' || c == '\\';
+                }))
+                return invalid(kloc, "private_flags: " + quote(key) +
+                                         " is not a private flag name (1 to 31 printable bytes, "
+                                         "as the kernel's ETH_GSTRING_LEN allows)");
+            auto b = v.as_boolean();
+            if (!b)
+                return invalid(
+                    vloc, "private_flags." + key + ": expected true or false, got " + type_name(v));
+            out.private_flags.push_back(PrivateFlagRequest{key, b->get(), kloc});
+            continue;
+        }
+
+        if (sec == Section::Rps || sec == Section::Xps) {
+            if (auto r = parse_steering(sec, key, v, kloc, vloc, out); !r) return r;
             continue;
         }
 
@@ -567,6 +629,17 @@ void merge_into(Profile& base, const Profile& over) {
         else
             base.sysctl.push_back(s);
     }
+    for (const auto& f : over.private_flags) {
+        auto it = std::find_if(base.private_flags.begin(), base.private_flags.end(),
+                               [&](const PrivateFlagRequest& b) { return b.name == f.name; });
+        if (it != base.private_flags.end())
+            *it = f;
+        else
+            base.private_flags.push_back(f);
+    }
+    if (over.rps_cpus) base.rps_cpus = over.rps_cpus;
+    if (over.rps_flow_cnt) base.rps_flow_cnt = over.rps_flow_cnt;
+    if (over.xps_cpus) base.xps_cpus = over.xps_cpus;
     if (over.tuned_profile) {
         base.tuned_profile = over.tuned_profile;
         base.tuned_loc = over.tuned_loc;

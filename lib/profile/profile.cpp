@@ -12,7 +12,8 @@ std::string SourceLoc::str() const {
 bool Profile::empty() const {
     return std::none_of(settings.begin(), settings.end(),
                         [](const auto& s) { return s.has_value(); }) &&
-           features.empty() && sysctl.empty() && !tuned_profile;
+           features.empty() && sysctl.empty() && private_flags.empty() && !rps_cpus &&
+           !rps_flow_cnt && !xps_cpus && !tuned_profile;
 }
 
 }  // namespace nictune

@@ -41,6 +41,19 @@ struct SysctlRequest {
     SourceLoc loc;
 };
 
+struct PrivateFlagRequest {
+    std::string name;  // the driver's own name, checked against the device at plan time
+    bool on = false;
+    SourceLoc loc;
+};
+
+// A CPU set for every queue of an interface ([rps] cpus, [xps] cpus or
+// policy = "off", which is the empty set).
+struct CpusRequest {
+    std::vector<unsigned> cpus;  // sorted, no duplicates
+    SourceLoc loc;
+};
+
 struct ProfileMatch {
     std::vector<std::string> drivers;
     std::vector<std::string> pci_ids;     // lower-case "8086:10fb"
@@ -68,6 +81,10 @@ struct Profile {
     std::array<std::optional<Target>, kKeyCount> settings;  // writable device keys only
     std::vector<FeatureRequest> features;                   // in file order
     std::vector<SysctlRequest> sysctl;
+    std::vector<PrivateFlagRequest> private_flags;  // in file order
+    std::optional<CpusRequest> rps_cpus;
+    std::optional<Target> rps_flow_cnt;
+    std::optional<CpusRequest> xps_cpus;
     std::optional<std::string> tuned_profile;
     SourceLoc tuned_loc;
 

@@ -104,6 +104,43 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
         w.key("features_fixed");
         w.null();
     }
+    // null: the driver has none / the device has no queues (unsupported).
+    w.key("private_flags");
+    if (st.private_flags) {
+        w.begin_object();
+        for (const auto& f : *st.private_flags)
+            w.field(f.name, f.on);
+        w.end_object();
+    } else {
+        w.null();
+    }
+    w.key("rps");
+    if (st.queues && !st.queues->rx.empty()) {
+        w.begin_object();
+        for (std::size_t q = 0; q < st.queues->rx.size(); ++q) {
+            w.key("rx-" + std::to_string(q));
+            w.begin_object();
+            w.field("cpus", st.queues->rx[q].rps_cpus);
+            w.field("flow_cnt", st.queues->rx[q].rps_flow_cnt);
+            w.end_object();
+        }
+        w.end_object();
+    } else {
+        w.null();
+    }
+    w.key("xps");
+    if (st.queues && !st.queues->tx.empty()) {
+        w.begin_object();
+        for (std::size_t q = 0; q < st.queues->tx.size(); ++q) {
+            w.key("tx-" + std::to_string(q));
+            w.begin_object();
+            w.field("cpus", st.queues->tx[q].xps_cpus);
+            w.end_object();
+        }
+        w.end_object();
+    } else {
+        w.null();
+    }
     w.key("profile");
     if (a.profile && a.profile->profile) {
         w.begin_object();

@@ -74,6 +74,53 @@ void section_line(std::string& out, const Style& s, const Json& iface, Section s
     line(out, s, name, parts);
 }
 
+// [private_flags], [rps], [xps]. Replies of an older nictuned lack the keys:
+// no line then.
+void queue_lines(std::string& out, const Style& s, const Json& i) {
+    if (i.contains("private_flags")) {
+        const Json& f = i.at("private_flags");
+        std::vector<std::string> parts;
+        if (f.is_object())
+            for (const auto& [name, v] : f.items())
+                parts.push_back(name + (v.is_boolean() && v.get<bool>() ? " on" : " off"));
+        if (parts.empty())
+            out += fmt::format("  {} {}\n", s.label("private_flags"),
+                               s.dim(f.is_object() ? "none" : "not supported by the driver"));
+        else
+            line(out, s, "private_flags", parts);
+    }
+    for (const char* sec : {"rps", "xps"}) {
+        if (!i.contains(sec)) continue;
+        const Json& j = i.at(sec);
+        if (!j.is_object() || j.empty()) {
+            out += fmt::format("  {} {}\n", s.label(sec), s.dim("no queues in sysfs"));
+            continue;
+        }
+        // One line when every queue holds the same, else one part per queue.
+        auto text = [](const Json& q) {
+            std::vector<std::string> parts;
+            for (const auto& [k, v] : q.items())
+                parts.push_back(k + " " +
+                                (v.is_string() ? "\"" + v.get<std::string>() + "\""
+                                 : v.is_null() ? std::string("-")
+                                               : v.dump()));
+            return join(parts, " ");
+        };
+        const std::string first = text(j.begin().value());
+        bool same = true;
+        for (const auto& [k, q] : j.items())
+            same = same && text(q) == first;
+        if (same) {
+            line(out, s, sec, {fmt::format("{} queues: {}", j.size(), first)});
+        } else {
+            std::vector<std::string> parts;
+            for (const auto& [k, q] : j.items())
+                parts.push_back(k + ": " + text(q));
+            line(out, s, sec, parts);
+        }
+    }
+}
+
 void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {
     std::string title = s.bold(str(i, "name"));
     if (!str(i, "driver").empty())
@@ -171,6 +218,7 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
         out += fmt::format("  {} {}\n", s.label("features"), s.dim("not readable"));
     }
     section_line(out, s, i, Section::Pause);
+    queue_lines(out, s, i);
 
     out += interface_health_text(i, [&](std::string_view n) { return s.label(n); });
 

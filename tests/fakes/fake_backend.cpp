@@ -118,6 +118,45 @@ Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
     return after_set(ref.name);
 }
 
+Result<void> FakeBackend::set_private_flags(const NicRef& ref, std::span<const PrivateFlag> flags) {
+    if (auto r = before_set("set_private_flags " + ref.name); !r) return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n->private_flags) return fail(Errc::Unsupported, ref.name, "no private flags");
+    auto copy = *n->private_flags;
+    for (const auto& f : flags) {
+        auto it = std::find_if(copy.begin(), copy.end(),
+                               [&](const PrivateFlag& x) { return x.name == f.name; });
+        if (it == copy.end()) {
+            Error e{Errc::Kernel, EINVAL, ref.name + ": private_flags: set", "Invalid argument",
+                    "bit name not found"};
+            return std::unexpected(e);
+        }
+        it->on = f.on;
+    }
+    n->private_flags = std::move(copy);
+    return {};
+}
+
+Result<void> FakeBackend::set_queue(const NicRef& ref, Section section, std::size_t queue,
+                                    std::string_view what, const Scalar& value) {
+    if (auto r = before_set("set_queue " + ref.name + " " + std::to_string(queue)); !r) return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n->queues) return fail(Errc::Unsupported, ref.name, "no queues");
+    const auto* text = std::get_if<std::string>(&value);
+    const auto* num = std::get_if<uint64_t>(&value);
+    if (section == Section::Xps && queue < n->queues->tx.size() && text)
+        n->queues->tx[queue].xps_cpus = *text;
+    else if (section == Section::Rps && queue < n->queues->rx.size() && what == "cpus" && text)
+        n->queues->rx[queue].rps_cpus = *text;
+    else if (section == Section::Rps && queue < n->queues->rx.size() && what == "flow_cnt" && num)
+        n->queues->rx[queue].rps_flow_cnt = *num;
+    else
+        return fail(Errc::Unsupported, ref.name, "no such queue");
+    return {};
+}
+
 Result<void> FakeBackend::set_sysctl(const std::string& name, const std::string& value) {
     if (auto r = before_set("set_sysctl " + name); !r) return r;
     for (auto& s : system.sysctl)

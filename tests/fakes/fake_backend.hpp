@@ -66,6 +66,10 @@ class FakeBackend : public Backend {
                             std::span<const std::pair<Key, uint64_t>> values) override;
     Result<void> set_features(const NicRef& nic, uint32_t nbits,
                               std::span<const std::pair<std::size_t, bool>> bits) override;
+    // Unknown flag names fail with EINVAL, as the kernel's bitset parser does.
+    Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) override;
+    Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
+                           std::string_view what, const Scalar& value) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
     bool observe_changes(bool on) override;

@@ -14,6 +14,7 @@
 #   e1000e_translate_diff    adaptive_rx = true -> rx_usecs 1, and diff says so
 #   e1000e_kernel_error      the kernel's error text for a rejected request reaches the user
 #   e1000e_mtu               MTU 9014 applies, 9213 refused before any change (max 9212)
+#   e1000e_private_flags     private_flags = ethtool --show-priv-flags; an unknown flag refused
 #   netdevsim_driver_table   what netdevsim refuses (tx-push, pause autoneg, cqe modes) is refused
 #                            before any change, like the kernel; nothing resets its link
 #   e1000e_driver_table      rx-usecs 2 and tx-push refused like the driver; 7000 and rings 100
@@ -124,6 +125,15 @@ mtu = 4000
 autoneg = true
 [coalesce]
 rx_usecs = 99
+EOF
+
+write_profile "$PDIR" vm-e1k-no-such-flag <<'EOF'
+[profile]
+description = "VM suite: a private flag e1000e does not have, plus an MTU that must not change"
+[link]
+mtu = 9000
+[private_flags]
+no-such-flag = true
 EOF
 
 write_profile "$PDIR" vm-e1k-adaptive <<'EOF'
@@ -454,6 +464,49 @@ check_e1000e_mtu() {
   same_snapshot "nothing changed (rx-usecs 1 of the same profile included)" "$before" "$after"
 }
 
+# [private_flags] on the one driver here that has one: e1000e lists
+# s0ix-enabled (ethtool --show-priv-flags is the oracle). A name it does not
+# list is refused before anything changes, naming the driver's flags; setting
+# s0ix-enabled, which e1000e refuses on this MAC type (EINVAL), fails and
+# rolls back.
+check_e1000e_private_flags() {
+  need_e1k || return
+  run ethtool --show-priv-flags "$E1K"
+  local want
+  want=$(awk -F: '/^s0ix-enabled/ { gsub(/ /, "", $2); print ($2 == "on") ? "true" : "false" }' <<<"$RUN_OUT")
+  [[ -n $want ]] || { bad "ethtool --show-priv-flags lists no s0ix-enabled: $RUN_OUT"; return; }
+  ntc_json audit --json "$E1K"
+  local got
+  got=$(jq -r --arg n "$E1K" '.interfaces[] | select(.name == $n) | .private_flags["s0ix-enabled"]' <<<"$RUN_OUT" 2>&1)
+  [[ $got == "$want" ]] && ok "audit: private_flags.s0ix-enabled = $got, as ethtool says" \
+    || bad "audit: private_flags.s0ix-enabled = '$got', ethtool says $want"
+  local before after
+  before=$(snapshot "$E1K")
+  ntc apply vm-e1k-no-such-flag "$E1K"
+  expect_rc 2 "apply of an unknown private flag is refused"
+  expect_out "vm-e1k-no-such-flag.toml:6:1: e1000e has no private flag 'no-such-flag' \\(its flags: s0ix-enabled\\)" \
+    "the refusal names file:line:column, the driver and its flags"
+  after=$(snapshot "$E1K")
+  same_snapshot "nothing changed (the MTU 9000 of the same profile included)" "$before" "$after"
+  local flip=true
+  [[ $want == true ]] && flip=false
+  printf '[link]\nmtu = 9000\n[private_flags]\ns0ix-enabled = %s\n' "$flip" | write_profile "$PDIR" vm-e1k-s0ix
+  ntc apply vm-e1k-s0ix "$E1K"
+  if [[ $RUN_RC == 0 ]]; then
+    run ethtool --show-priv-flags "$E1K"
+    expect_out "s0ix-enabled *: *$([[ $flip == true ]] && echo on || echo off)" "s0ix-enabled set"
+    ntc rollback "$E1K"
+    expect_rc 0 "rollback"
+  else
+    expect_rc 3 "e1000e refuses s0ix-enabled here: the step failed, everything rolled back"
+    expect_out 'private_flags\.s0ix-enabled' "the failure names private_flags.s0ix-enabled"
+  fi
+  after=$(snapshot "$E1K")
+  same_snapshot "e1000e as before" "$before" "$after"
+  run ethtool --show-priv-flags "$E1K"
+  expect_out "s0ix-enabled *: *$([[ $want == true ]] && echo on || echo off)" "s0ix-enabled as before"
+}
+
 check_mid_transaction_rollback() {
   need_nsim || return
   run ethtool -L "$NSIM" combined 4
@@ -596,6 +649,7 @@ run_check e1000e_audit_adaptive "e1000e: adaptive unsupported (absent), rx_usecs
 run_check e1000e_translate_diff "e1000e: adaptive_rx = true becomes rx_usecs 1 and diff says so" check_e1000e_translate_diff
 run_check e1000e_kernel_error "e1000e: the kernel's error text for a rejected request is shown" check_e1000e_kernel_error
 run_check e1000e_mtu "e1000e: MTU 9014 applies, 9213 refused before any change (max 9212)" check_e1000e_mtu
+run_check e1000e_private_flags "e1000e: private_flags read like ethtool --show-priv-flags; an unknown flag refused before any change" check_e1000e_private_flags
 run_check mid_transaction_rollback "failure mid-transaction: everything rolled back (exit 3)" check_mid_transaction_rollback
 run_check netdevsim_driver_table "netdevsim: what it refuses is refused before any change; nothing resets its link" check_netdevsim_driver_table
 run_check e1000e_driver_table "e1000e: what it refuses is refused before any change; what it rounds is predicted" check_e1000e_driver_table

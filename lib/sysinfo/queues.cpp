@@ -1,0 +1,124 @@
+#include "sysinfo/queues.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <system_error>
+
+#include "model/cpulist.hpp"
+#include "sysinfo/text_file.hpp"
+
+namespace nictune::sysinfo {
+namespace {
+
+// "rx-12" -> 12 for prefix "rx-".
+std::optional<std::size_t> queue_number(std::string_view entry, std::string_view prefix) {
+    if (!entry.starts_with(prefix)) return std::nullopt;
+    entry.remove_prefix(prefix.size());
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), n);
+    if (ec != std::errc() || end != entry.data() + entry.size() || entry.empty())
+        return std::nullopt;
+    return n;
+}
+
+std::optional<std::string> cpus_of(const std::filesystem::path& file) {
+    const auto f = detail::read_text_file(file);
+    if (!f.content) return std::nullopt;
+    auto cpus = parse_cpumask(detail::trim(*f.content));
+    if (!cpus) return std::nullopt;
+    return format_cpulist(*cpus);
+}
+
+std::optional<uint64_t> number_of(const std::filesystem::path& file) {
+    const auto f = detail::read_text_file(file);
+    if (!f.content) return std::nullopt;
+    const auto t = detail::trim(*f.content);
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size() || t.empty()) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+QueueFiles::QueueFiles(std::filesystem::path sysfs_root) : root_(std::move(sysfs_root)) {}
+
+Result<std::optional<QueueSet>> QueueFiles::read(std::string_view ifname) const {
+    if (!detail::safe_component(ifname))
+        return fail(Errc::InvalidArgument, std::string(ifname), "not an interface name");
+    const auto dir = root_ / "class/net" / std::string(ifname) / "queues";
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) {
+        if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory)
+            return std::optional<QueueSet>{};
+        return fail_errno(ec.value(), dir.string() + ": read");
+    }
+    QueueSet out;
+    for (const auto& e : it) {
+        const std::string entry = e.path().filename().string();
+        if (auto n = queue_number(entry, "rx-")) {
+            if (*n >= 4096) continue;
+            if (out.rx.size() <= *n) out.rx.resize(*n + 1);
+            out.rx[*n].rps_cpus = cpus_of(e.path() / "rps_cpus");
+            out.rx[*n].rps_flow_cnt = number_of(e.path() / "rps_flow_cnt");
+        } else if (auto t = queue_number(entry, "tx-")) {
+            if (*t >= 4096) continue;
+            if (out.tx.size() <= *t) out.tx.resize(*t + 1);
+            out.tx[*t].xps_cpus = cpus_of(e.path() / "xps_cpus");
+        }
+    }
+    return std::optional<QueueSet>{std::move(out)};
+}
+
+Result<void> QueueFiles::write_file(std::string_view ifname, const std::string& queue_dir,
+                                    const char* file, const std::string& text,
+                                    const std::string& context) const {
+    if (!detail::safe_component(ifname))
+        return fail(Errc::InvalidArgument, context, "not an interface name");
+    const auto path = root_ / "class/net" / std::string(ifname) / "queues" / queue_dir / file;
+    // No O_CREAT: a queue that is gone is an error, never a new file.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (err == ENOENT || err == ENOTDIR) {
+            auto e = fail_errno(err, context, Errc::Unsupported);
+            e.error().message = "no " + queue_dir + "/" + file +
+                                " (the queue is gone, or the "
+                                "kernel has no RPS/XPS)";
+            return e;
+        }
+        return fail_errno(err, context);
+    }
+    ssize_t n = -1;
+    do {
+        n = ::write(fd, text.data(), text.size());
+    } while (n < 0 && errno == EINTR);
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) return fail_errno(err, context, Errc::Kernel);
+    if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
+    return {};
+}
+
+Result<void> QueueFiles::write_cpus(std::string_view ifname, const std::string& name, bool rx,
+                                    std::size_t queue, std::string_view cpulist) const {
+    const std::string q = (rx ? "rx-" : "tx-") + std::to_string(queue);
+    const std::string context =
+        name + ": " + (rx ? "rps." : "xps.") + q + ".cpus=\"" + std::string(cpulist) + "\": set";
+    auto cpus = parse_cpulist(cpulist);
+    if (!cpus) return fail(Errc::InvalidArgument, context, "not a CPU list");
+    return write_file(ifname, q, rx ? "rps_cpus" : "xps_cpus", format_cpumask(*cpus), context);
+}
+
+Result<void> QueueFiles::write_flow_cnt(std::string_view ifname, const std::string& name,
+                                        std::size_t queue, uint64_t count) const {
+    const std::string q = "rx-" + std::to_string(queue);
+    return write_file(ifname, q, "rps_flow_cnt", std::to_string(count),
+                      name + ": rps." + q + ".flow_cnt=" + std::to_string(count) + ": set");
+}
+
+}  // namespace nictune::sysinfo

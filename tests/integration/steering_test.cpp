@@ -1,0 +1,140 @@
+// [rps] and [xps] on veth pairs with four queues in a namespace the test
+// creates, through `nictunectl --direct` run inside it (so that /sys is the
+// namespace's). sysfs read by `cat` there is the oracle. The global
+// net.core.rps_sock_flow_entries exists only in the initial namespace: here
+// the plan reports it unsupported and the host's value must not move (its
+// write path is tested over a fake in tests/unit/queues_test.cpp).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/netns.hpp"
+#include "support/oracles.hpp"
+#include "util/strings.hpp"
+
+namespace nictune::test {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kCtl = NICTUNECTL_PATH;
+
+class Steering : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ns_ = TestNetns::create(&why_);
+        if (!ns_) GTEST_SKIP() << why_;
+        auto r = ns_->exec(
+            "ip link add name sq0 numrxqueues 4 numtxqueues 4 type veth peer name sq1 "
+            "numrxqueues 4 numtxqueues 4 && ip link set sq0 up && ip link set sq1 up");
+        ASSERT_EQ(r.status, 0) << r.err;
+        char tmpl[] = "/tmp/nictune-steer-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        chmod(tmpl, 0755);
+        fs::create_directory(dir_ / "profiles");
+        chmod((dir_ / "profiles").c_str(), 0755);
+    }
+    void TearDown() override {
+        if (!dir_.empty()) fs::remove_all(dir_);
+    }
+    void profile(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ / "profiles" / (name + ".toml")) << text;
+    }
+    CommandResult ctl(std::vector<std::string> args) {
+        std::vector<std::string> argv = {kCtl, "--profiles-dir", (dir_ / "profiles").string(),
+                                         "--state-dir", (dir_ / "state").string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return ns_->exec_argv(argv, 60000);
+    }
+    // Every queue file of sq0, as the kernel shows it in the namespace.
+    std::string queues() {
+        return ns_
+            ->exec(
+                "cd /sys/class/net/sq0/queues && for f in rx-*/rps_cpus rx-*/rps_flow_cnt "
+                "tx-*/xps_cpus; do echo \"$f $(cat $f)\"; done")
+            .out;
+    }
+    std::string sysfs(const std::string& rel) {
+        return std::string(trim(ns_->exec("cat /sys/class/net/sq0/queues/" + rel).out));
+    }
+    std::string why_;
+    std::unique_ptr<TestNetns> ns_;
+    fs::path dir_;
+};
+
+TEST_F(Steering, AppliesRpsAndXpsToEveryQueueAndRollsBackByteForByte) {
+    // Originals that differ per queue, so that "restored" means each its own.
+    ASSERT_EQ(ns_->exec("echo 1 > /sys/class/net/sq0/queues/rx-2/rps_cpus && "
+                        "echo 1 > /sys/class/net/sq0/queues/tx-1/xps_cpus")
+                  .status,
+              0);
+    const std::string before = queues();
+    const std::string host_flow = run({"cat", "/proc/sys/net/core/rps_sock_flow_entries"}).out;
+    profile("steer", "[rps]\ncpus = \"0-1\"\nflow_cnt = 1024\n[xps]\ncpus = \"1\"\n");
+
+    auto apply = ctl({"--direct", "apply", "steer", "sq0", "--json"});
+    ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
+    auto j = parse_json(apply.out);
+    EXPECT_EQ(j.at("result"), "applied");
+    for (int q = 0; q < 4; ++q) {
+        const std::string rx = "rx-" + std::to_string(q), tx = "tx-" + std::to_string(q);
+        EXPECT_EQ(sysfs(rx + "/rps_cpus").back(), '3') << rx;  // mask of CPUs 0-1
+        EXPECT_EQ(sysfs(rx + "/rps_flow_cnt"), "1024") << rx;
+        EXPECT_EQ(sysfs(tx + "/xps_cpus").back(), '2') << tx;  // mask of CPU 1
+    }
+    EXPECT_EQ(run({"cat", "/proc/sys/net/core/rps_sock_flow_entries"}).out, host_flow)
+        << "the host's global sysctl must not change";
+    bool sysctl_unsupported = false;
+    for (const auto& s : j.at("system"))
+        if (s.at("key") == "sysctl.net.core.rps_sock_flow_entries")
+            sysctl_unsupported = s.at("outcome") == "unsupported";
+    EXPECT_TRUE(sysctl_unsupported) << j.at("system").dump();
+
+    // Audit reads what sysfs holds, in the profile's section names.
+    auto audit = ctl({"audit", "sq0", "--json"});
+    ASSERT_EQ(audit.status == 0 || audit.status == 1, true) << audit.err;
+    auto a = parse_json(audit.out).at("interfaces").at(0);
+    EXPECT_EQ(a.at("rps").at("rx-3").at("cpus"), "0-1");
+    EXPECT_EQ(a.at("rps").at("rx-3").at("flow_cnt"), 1024);
+    EXPECT_EQ(a.at("xps").at("tx-0").at("cpus"), "1");
+    EXPECT_TRUE(a.at("private_flags").is_null()) << "veth has no private flags: unsupported";
+
+    auto rb = ctl({"--direct", "rollback", "sq0"});
+    ASSERT_EQ(rb.status, 0) << rb.out << rb.err;
+    EXPECT_EQ(queues(), before);
+}
+
+TEST_F(Steering, XpsPolicyOffClearsEveryTxQueue) {
+    ASSERT_EQ(ns_->exec("for q in 0 1 2 3; do echo 1 > /sys/class/net/sq0/queues/tx-$q/xps_cpus; "
+                        "done")
+                  .status,
+              0);
+    const std::string before = queues();
+    profile("noxps", "[xps]\npolicy = \"off\"\n");
+    auto apply = ctl({"--direct", "apply", "noxps", "sq0"});
+    ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
+    for (int q = 0; q < 4; ++q) {
+        auto mask = sysfs("tx-" + std::to_string(q) + "/xps_cpus");
+        EXPECT_EQ(mask.find_first_not_of("0,"), std::string::npos) << mask;
+    }
+    ASSERT_EQ(ctl({"--direct", "rollback", "sq0"}).status, 0);
+    EXPECT_EQ(queues(), before);
+}
+
+// A CPU the machine does not have: the kernel refuses the mask, and what
+// was applied before it (the MTU, the first queues) is undone.
+TEST_F(Steering, ACpuTheKernelRefusesRollsBackTheWholeTransaction) {
+    const std::string before = queues();
+    const std::string mtu = ns_->exec("cat /sys/class/net/sq0/mtu").out;
+    profile("bad", "[link]\nmtu = 9000\n[rps]\ncpus = \"0,4000\"\n");
+    auto apply = ctl({"--direct", "apply", "bad", "sq0"});
+    EXPECT_NE(apply.status, 0) << apply.out;
+    EXPECT_NE(apply.out.find("rps.rx-0.cpus"), std::string::npos) << apply.out;
+    EXPECT_EQ(ns_->exec("cat /sys/class/net/sq0/mtu").out, mtu);
+    EXPECT_EQ(queues(), before);
+}
+
+}  // namespace
+}  // namespace nictune::test
