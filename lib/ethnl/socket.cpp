@@ -439,33 +439,7 @@ Result<std::shared_ptr<const FeatureNames>> Socket::feature_names() {
     return feature_names_;
 }
 
-Result<std::shared_ptr<const FeatureNames>> Socket::global_strings(uint32_t set_id) {
-    for (const auto& [id, names] : global_strings_)
-        if (id == set_id) return names;
-    alignas(nlmsghdr) std::array<char, kRequestBufferSize> req;
-    nlmsghdr* nlh = start_request(req.data(), family_, NLM_F_REQUEST | NLM_F_ACK,
-                                  ETHTOOL_MSG_STRSET_GET, ETHTOOL_GENL_VERSION);
-    put_header(nlh, ETHTOOL_A_STRSET_HEADER, 0, 0);
-    nlattr* sets = mnl_attr_nest_start(nlh, ETHTOOL_A_STRSET_STRINGSETS);
-    nlattr* set = mnl_attr_nest_start(nlh, ETHTOOL_A_STRINGSETS_STRINGSET);
-    mnl_attr_put_u32(nlh, ETHTOOL_A_STRINGSET_ID, set_id);
-    mnl_attr_nest_end(nlh, set);
-    mnl_attr_nest_end(nlh, sets);
-    std::optional<FeatureNames> names;
-    auto r = run(nlh, [&](const nlmsghdr* reply) -> Result<void> {
-        auto decoded = decode_string_set(reply, set_id);
-        if (!decoded) return std::unexpected(decoded.error());
-        names = std::move(decoded->names);
-        return {};
-    });
-    if (!r) return std::unexpected(r.error());
-    if (!names) return fail(Errc::Internal, describe(nlh), "the kernel sent no string set");
-    auto shared = std::make_shared<const FeatureNames>(std::move(*names));
-    global_strings_.emplace_back(set_id, shared);
-    return shared;
-}
-
-Result<FeatureNames> Socket::device_strings(int ifindex, uint32_t set_id) {
+Result<std::optional<FeatureNames>> Socket::string_set(int ifindex, uint32_t set_id) {
     alignas(nlmsghdr) std::array<char, kRequestBufferSize> req;
     nlmsghdr* nlh = start_request(req.data(), family_, NLM_F_REQUEST | NLM_F_ACK,
                                   ETHTOOL_MSG_STRSET_GET, ETHTOOL_GENL_VERSION);
@@ -483,8 +457,27 @@ Result<FeatureNames> Socket::device_strings(int ifindex, uint32_t set_id) {
         return {};
     });
     if (!r) return std::unexpected(r.error());
+    return names;
+}
+
+Result<std::shared_ptr<const FeatureNames>> Socket::global_strings(uint32_t set_id) {
+    for (const auto& [id, names] : global_strings_)
+        if (id == set_id) return names;
+    auto names = string_set(0, set_id);
+    if (!names) return std::unexpected(names.error());
+    if (!*names)
+        return fail(Errc::Internal, "ethtool STRSET_GET " + std::to_string(set_id),
+                    "the kernel sent no string set");
+    auto shared = std::make_shared<const FeatureNames>(std::move(**names));
+    global_strings_.emplace_back(set_id, shared);
+    return shared;
+}
+
+Result<FeatureNames> Socket::device_strings(int ifindex, uint32_t set_id) {
+    auto names = string_set(ifindex, set_id);
+    if (!names) return std::unexpected(names.error());
     // A device without the set answers with no set at all.
-    return names ? std::move(*names) : FeatureNames{};
+    return *names ? std::move(**names) : FeatureNames{};
 }
 
 Result<std::vector<PrivateFlag>> Socket::private_flags(int ifindex) {

@@ -91,6 +91,9 @@ class Socket {
     Socket() = default;
     Result<void> resolve_family();
     Result<void> run(nlmsghdr* request, const ReplyFn& on_reply);
+    // One STRSET_GET of set_id: a device's (ifindex > 0) or the global one
+    // (0). Absent: the kernel sent no such set.
+    Result<std::optional<FeatureNames>> string_set(int ifindex, uint32_t set_id);
 
     mnl_socket* nl_ = nullptr;
     uint32_t portid_ = 0;

@@ -169,9 +169,12 @@ Result<PathMtuResult> probe_path_mtu(IcmpSocket& socket, uint32_t floor, uint32_
             for (uint32_t size : sizes) {
                 if (search.done()) break;
                 auto seq = socket.send(size);
-                // The interface itself cannot send it: lost, and the error
-                // queue says what fits.
-                if (!seq && seq.error().sys_errno != EMSGSIZE)
+                // EMSGSIZE: the interface itself cannot send it; lost, and
+                // the error queue says what fits. ENOBUFS: dropped before it
+                // left this host, as a veth whose peer has a smaller MTU does
+                // (veth_xmit: NET_XMIT_DROP) or a full queue; lost like a
+                // request nobody answers, and the search goes on.
+                if (!seq && seq.error().sys_errno != EMSGSIZE && seq.error().sys_errno != ENOBUFS)
                     return std::unexpected(std::move(seq.error()));
                 // Collect what already came back, so that replies to big
                 // requests do not pile up in the receive queue.
