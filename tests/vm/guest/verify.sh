@@ -47,18 +47,23 @@ write_verify_config() {
 verify_units_started() {
   [[ $(journal nictuned.service | grep -c 'started nictune-verify@') -ge 2 ]]
 }
-# unit_done UNIT: the oneshot ran to its end, as its journal says. A unit
-# that succeeded is unloaded at once (garbage-collected: `systemctl show`
-# then prints defaults); a failed one stays loaded.
+# unit_done UNIT: the oneshot ran to its end: no job of it queued and not
+# activating (a oneshot is "activating" while ExecStart= runs). A unit that
+# succeeded is garbage-collected at once (`systemctl show` then prints
+# defaults), a failed one stays loaded, so "inactive" or "failed".
 unit_done() {
-  journal "$1" | grep -Eq 'Deactivated successfully|Failed with result'
+  local s
+  timeout 30 systemctl list-jobs --no-legend 2>/dev/null | grep -qF "$1" && return 1
+  s=$(timeout 30 systemctl is-active "$1" 2>/dev/null)
+  [[ $s == inactive || $s == failed ]]
 }
-unit_result() {  # unit_result UNIT: success or exit-code, from its journal
+unit_result() {  # unit_result UNIT: success, exit-code or what systemd says, once done
   local j
   j=$(journal "$1")
-  if grep -q 'Deactivated successfully' <<<"$j"; then echo success
-  elif grep -q "Failed with result 'exit-code'" <<<"$j"; then echo exit-code
-  else echo unknown
+  if grep -q "Failed with result 'exit-code'" <<<"$j"; then echo exit-code
+  elif grep -Eq 'Deactivated successfully|Finished ' <<<"$j"; then echo success
+  elif [[ $(timeout 30 systemctl is-active "$1" 2>/dev/null) == inactive ]]; then echo success
+  else echo "unknown ($(timeout 30 systemctl is-active "$1" 2>&1))"
   fi
 }
 
@@ -86,9 +91,13 @@ EOF
   grep -E 'nictune-verify@|vp0|vq0' <<<"$j" | sed 's/^/    journal: /' | tail -n 20
   mapfile -t units < <(grep -o 'started nictune-verify@[^ ]*\.service' <<<"$j" | sed 's/^started //' | sort -u)
   for u in "${units[@]}"; do
-    poll 200 unit_done "$u" || bad "$u did not finish within 200 s"
+    if ! poll 200 unit_done "$u"; then
+      bad "$u did not finish within 200 s"
+      timeout 30 systemctl status --no-pager -l "$u" 2>&1 | sed 's/^/    status: /'
+      timeout 30 systemctl list-jobs --no-pager 2>&1 | sed 's/^/    jobs: /'
+    fi
     note "$u: $(unit_result "$u")"
-    journal "$u" | tail -n 8 | sed 's/^/    unit: /'
+    journal "$u" | tail -n 12 | sed 's/^/    unit: /'
   done
   # The outcomes, per interface: the kernel's MTU is the oracle.
   if poll 60 test "$(mtu_of vp0)" = 9000; then
