@@ -4,11 +4,10 @@
 // "requested on, kept off" features; veth's channels show a value the driver
 // table refuses exactly where the kernel does.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 
+#include "support/ctl_netns.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
 
@@ -16,35 +15,13 @@ namespace nictune::test {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kCtl = NICTUNECTL_PATH;
-
-class DriverRules : public ::testing::Test {
+class DriverRules : public CtlNetnsTest {
   protected:
     void SetUp() override {
-        ns_ = TestNetns::create(&why_);
-        if (!ns_) GTEST_SKIP() << why_;
-        auto r = ns_->exec(
+        make(
             "ip link add name dr0 type veth peer name dr1 && ip link set dr0 up && "
-            "ip link set dr1 up");
-        ASSERT_EQ(r.status, 0) << r.err;
-        char tmpl[] = "/tmp/nictune-rules-XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        chmod(tmpl, 0755);
-        fs::create_directory(dir_ / "profiles");
-        chmod((dir_ / "profiles").c_str(), 0755);
-    }
-    void TearDown() override {
-        if (!dir_.empty()) fs::remove_all(dir_);
-    }
-    void profile(const std::string& name, const std::string& text) {
-        std::ofstream(dir_ / "profiles" / (name + ".toml")) << text;
-    }
-    CommandResult ctl(std::vector<std::string> args) {
-        std::vector<std::string> argv = {kCtl, "--profiles-dir", (dir_ / "profiles").string(),
-                                         "--state-dir", (dir_ / "state").string()};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return ns_->exec_argv(argv, 60000);
+            "ip link set dr1 up",
+            "rules");
     }
     std::string snapshot() {
         return ns_->exec("ip -d link show dr0; ethtool -k dr0; ethtool -l dr0").out;
@@ -54,10 +31,6 @@ class DriverRules : public ::testing::Test {
         auto k = parse_json(ns_->exec("ethtool --json -k dr0").out).at(0).at(name);
         return {k.at("active").get<bool>(), k.at("requested").get<bool>()};
     }
-
-    std::string why_;
-    std::unique_ptr<TestNetns> ns_;
-    fs::path dir_;
 };
 
 TEST_F(DriverRules, AFeatureTheKernelKeepsOffIsBlockedNotFailedAndNothingChanges) {

@@ -5,48 +5,24 @@
 // the plan reports it unsupported and the host's value must not move (its
 // write path is tested over a fake in tests/unit/queues_test.cpp).
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 
+#include "support/ctl_netns.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::test {
 namespace {
-namespace fs = std::filesystem;
 
-const std::string kCtl = NICTUNECTL_PATH;
-
-class Steering : public ::testing::Test {
+class Steering : public CtlNetnsTest {
   protected:
     void SetUp() override {
-        ns_ = TestNetns::create(&why_);
-        if (!ns_) GTEST_SKIP() << why_;
-        auto r = ns_->exec(
+        make(
             "ip link add name sq0 numrxqueues 4 numtxqueues 4 type veth peer name sq1 "
-            "numrxqueues 4 numtxqueues 4 && ip link set sq0 up && ip link set sq1 up");
-        ASSERT_EQ(r.status, 0) << r.err;
-        char tmpl[] = "/tmp/nictune-steer-XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        chmod(tmpl, 0755);
-        fs::create_directory(dir_ / "profiles");
-        chmod((dir_ / "profiles").c_str(), 0755);
-    }
-    void TearDown() override {
-        if (!dir_.empty()) fs::remove_all(dir_);
-    }
-    void profile(const std::string& name, const std::string& text) {
-        std::ofstream(dir_ / "profiles" / (name + ".toml")) << text;
-    }
-    CommandResult ctl(std::vector<std::string> args) {
-        std::vector<std::string> argv = {kCtl, "--profiles-dir", (dir_ / "profiles").string(),
-                                         "--state-dir", (dir_ / "state").string()};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return ns_->exec_argv(argv, 60000);
+            "numrxqueues 4 numtxqueues 4 && ip link set sq0 up && ip link set sq1 up",
+            "steer");
     }
     // Every queue file of sq0, as the kernel shows it in the namespace.
     std::string queues() {
@@ -59,9 +35,6 @@ class Steering : public ::testing::Test {
     std::string sysfs(const std::string& rel) {
         return std::string(trim(ns_->exec("cat /sys/class/net/sq0/queues/" + rel).out));
     }
-    std::string why_;
-    std::unique_ptr<TestNetns> ns_;
-    fs::path dir_;
 };
 
 TEST_F(Steering, AppliesRpsAndXpsToEveryQueueAndRollsBackByteForByte) {
