@@ -1,10 +1,5 @@
 #include "sysinfo/procsys.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "sysinfo/text_file.hpp"
 
 namespace nictune::sysinfo {
@@ -65,28 +60,7 @@ Result<void> ProcSys::write(std::string_view name, std::string_view value) const
     // A newline would let one value become several writes to a vector sysctl.
     if (value.find_first_of(std::string_view("\n\0", 2)) != std::string_view::npos)
         return fail(Errc::InvalidArgument, context, "value contains a newline or NUL");
-    // No O_CREAT: a missing sysctl is an error, never a new file.
-    const int fd = ::open(path->c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        if (err == ENOENT || err == ENOTDIR) {
-            auto e = fail_errno(err, context, Errc::Unsupported);
-            e.error().message = "no such sysctl on this system";
-            return e;
-        }
-        return fail_errno(err, context);
-    }
-    // The kernel parses a sysctl from a single write; a short write would
-    // leave it half set, so it counts as a failure.
-    ssize_t n = -1;
-    do {
-        n = ::write(fd, value.data(), value.size());
-    } while (n < 0 && errno == EINTR);
-    const int err = errno;
-    ::close(fd);
-    if (n < 0) return fail_errno(err, context, Errc::Kernel);
-    if (static_cast<std::size_t>(n) != value.size()) return fail(Errc::Io, context, "short write");
-    return {};
+    return detail::write_kernel_file(*path, value, context, "no such sysctl on this system");
 }
 
 std::string normalize_sysctl_value(std::string_view v) {

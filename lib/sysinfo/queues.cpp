@@ -1,9 +1,5 @@
 #include "sysinfo/queues.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <system_error>
 
@@ -80,28 +76,9 @@ Result<void> QueueFiles::write_file(std::string_view ifname, const std::string& 
     if (!detail::safe_component(ifname))
         return fail(Errc::InvalidArgument, context, "not an interface name");
     const auto path = root_ / "class/net" / std::string(ifname) / "queues" / queue_dir / file;
-    // No O_CREAT: a queue that is gone is an error, never a new file.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        if (err == ENOENT || err == ENOTDIR) {
-            auto e = fail_errno(err, context, Errc::Unsupported);
-            e.error().message = "no " + queue_dir + "/" + file +
-                                " (the queue is gone, or the "
-                                "kernel has no RPS/XPS)";
-            return e;
-        }
-        return fail_errno(err, context);
-    }
-    ssize_t n = -1;
-    do {
-        n = ::write(fd, text.data(), text.size());
-    } while (n < 0 && errno == EINTR);
-    const int err = errno;
-    ::close(fd);
-    if (n < 0) return fail_errno(err, context, Errc::Kernel);
-    if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
-    return {};
+    return detail::write_kernel_file(
+        path, text, context,
+        "no " + queue_dir + "/" + file + " (the queue is gone, or the kernel has no RPS/XPS)");
 }
 
 Result<void> QueueFiles::write_cpus(std::string_view ifname, const std::string& name, bool rx,

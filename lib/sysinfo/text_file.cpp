@@ -7,6 +7,30 @@
 
 namespace nictune::sysinfo::detail {
 
+Result<void> write_kernel_file(const std::filesystem::path& path, std::string_view text,
+                               const std::string& context, const std::string& absent) {
+    // No O_CREAT: a missing file is an error, never a new file.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (err == ENOENT || err == ENOTDIR) {
+            auto e = fail_errno(err, context, Errc::Unsupported);
+            e.error().message = absent;
+            return e;
+        }
+        return fail_errno(err, context);
+    }
+    ssize_t n = -1;
+    do {
+        n = ::write(fd, text.data(), text.size());
+    } while (n < 0 && errno == EINTR);
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) return fail_errno(err, context, Errc::Kernel);
+    if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
+    return {};
+}
+
 TextFile read_text_file(const std::filesystem::path& path, std::size_t limit) {
     TextFile out;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

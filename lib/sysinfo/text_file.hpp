@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/error.hpp"
+
 namespace nictune::sysinfo::detail {
 
 struct TextFile {
@@ -16,6 +18,14 @@ struct TextFile {
 
 // Reads up to `limit` bytes. ENOENT and ENOTDIR mean "absent", not an error.
 TextFile read_text_file(const std::filesystem::path& path, std::size_t limit = 64 * 1024);
+
+// Writes `text` to a kernel control file (sysfs attribute, /proc/sys entry)
+// in one write(2): the kernel parses a value from a single write, so a short
+// one counts as a failure. Never creates the file; when it does not exist the
+// error is Errc::Unsupported with `absent` as its message. `context` names
+// the setting in every error.
+Result<void> write_kernel_file(const std::filesystem::path& path, std::string_view text,
+                               const std::string& context, const std::string& absent);
 
 // Surrounding whitespace removed.
 std::string_view trim(std::string_view s);
