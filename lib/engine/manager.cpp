@@ -69,15 +69,25 @@ Result<Plan> Manager::plan(const ApplyRequest& req) {
 
 namespace {
 
-// Test-only pause point: NICTUNE_TEST_PAUSE_AT_CHANGE=N stops the process
-// (SIGSTOP) just before the N-th SET of a transaction, so that crash tests
-// can kill it at a known step.
+// Test-only pause points, so that crash tests can kill the process at a
+// known step (it stops itself with SIGSTOP):
+// NICTUNE_TEST_PAUSE_AT_CHANGE=N just before the N-th SET of a transaction,
+// NICTUNE_TEST_PAUSE_BEFORE_COMMIT=1 once every change is made and
+// verified, before the outcome is written to the state directory.
 int test_pause_at() {
     static const int n = [] {
         const char* v = std::getenv("NICTUNE_TEST_PAUSE_AT_CHANGE");
         return v ? std::atoi(v) : 0;
     }();
     return n;
+}
+
+bool test_pause_before_commit() {
+    static const bool on = [] {
+        const char* v = std::getenv("NICTUNE_TEST_PAUSE_BEFORE_COMMIT");
+        return v && std::atoi(v) > 0;
+    }();
+    return on;
 }
 
 }  // namespace
@@ -97,6 +107,11 @@ Result<ApplyResult> Manager::apply_to(const Profile& profile, std::vector<NicSta
     if (!opts.before_change && test_pause_at() > 0)
         opts.before_change = [](int change) {
             if (change == test_pause_at()) raise(SIGSTOP);
+        };
+    if (!opts.after_verify && test_pause_before_commit())
+        opts.after_verify = [](const ApplyResult&) {
+            raise(SIGSTOP);
+            return Result<void>{};
         };
     opts.dry_run = req.dry_run;
     opts.keep_going = req.keep_going;

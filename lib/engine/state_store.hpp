@@ -1,11 +1,14 @@
 // The state directory (/run/nictune by default): what each interface looked
 // like before nictune touched it, what the last transaction set, and how that
 // transaction ended. It survives nictunectl and nictuned restarts (not
-// reboots: /run is a tmpfs, and so are the settings it describes).
+// reboots: /run is a tmpfs, and so are the settings it describes). The
+// records and their text are state_record.hpp's, the journal's file
+// state_journal.hpp's; this is the directory that holds them, and its locks.
 //
-// Files are JSON, written atomically (temporary file, fsync, rename, fsync of
-// the directory), so a crash leaves either the old or the new file. A corrupt
-// or truncated file is an error naming the file, never silently ignored.
+// Files are replaced atomically (util/file.hpp: a temporary file, synced,
+// renamed, then the directory synced), so a crash leaves either the old or
+// the new file. A corrupt or truncated file is an error naming the file,
+// never silently ignored.
 //
 // Layout (NAME: the interface's current name in nictune's text form,
 // escape_name() in util/strings.hpp, so any name the kernel takes is a
@@ -21,13 +24,15 @@
 // followed it (nictuned stopped) still finds the one under its old name
 // (earlier_records).
 //
-// A transaction saves the originals of all its interfaces in one journal
-// before its first change, and writes the interface files when it ends (one
-// file write per interface instead of two; 512 interfaces cost 10 ms less).
-// The journal's writer holds a flock on it. A journal nobody holds belongs to
-// a process that died mid-transaction: replay_journals() writes its records
-// into the interface files (status applying, which recovery restores) unless
-// the interface file already holds that transaction's outcome.
+// A transaction saves the originals of all its interfaces in one journal,
+// synced before its first change, and writes the interface files when it
+// ends, synced together (save_interfaces: one sync for a batch of files
+// instead of one each, which on a disk file system cost a journal commit
+// per interface); the journal goes only once they are durable. A journal
+// nobody holds belongs to a process that died mid-transaction:
+// replay_journals() writes its records into the interface files (status
+// applying, which recovery restores) unless the interface file already holds
+// that transaction's outcome.
 #pragma once
 
 #include <filesystem>
@@ -37,117 +42,22 @@
 #include <string_view>
 #include <vector>
 
-#include "model/value.hpp"
+#include "engine/state_journal.hpp"
+#include "engine/state_record.hpp"
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune {
-
-// A setting by its path ("link.mtu", "features.rx-gro",
-// "sysctl.net.core.rmem_max", "tuned.profile") and a value.
-struct SavedValue {
-    std::string key;
-    Scalar value;
-    bool operator==(const SavedValue&) const = default;
-};
-
-enum class TxStatus : uint8_t {
-    Applying,    // changes may be half done: restore the originals (crash recovery)
-    Applied,     // applied and verified
-    RolledBack,  // failed and restored
-    Failed,      // failed and the rollback did not complete
-};
-const char* tx_status_name(TxStatus s);
-std::optional<TxStatus> tx_status_from(std::string_view s);
-
-struct InterfaceRecord {
-    std::string name;
-    int ifindex = 0;
-    std::string mac;
-    std::optional<std::string> perm_mac;
-    std::optional<std::string> bus_info;
-    std::string profile;      // the profile last applied
-    std::string transaction;  // id of the last transaction
-    TxStatus status = TxStatus::Applying;
-    // Values before nictune's first change, in the order they were first
-    // changed. A later apply adds keys it touches for the first time and never
-    // overwrites an original: rollback returns to what the operator had.
-    std::vector<SavedValue> originals;
-    // What the last transaction set (device form), for verify and drift.
-    std::vector<SavedValue> targets;
-    int64_t updated_at = 0;  // unix seconds
-
-    bool operator==(const InterfaceRecord&) const = default;
-    [[nodiscard]] const SavedValue* original(std::string_view key) const;
-};
-
-struct SystemEntry {
-    std::string key;                  // "sysctl.NAME" or "tuned.profile"
-    Scalar original;                  // before nictune's first change (monostate: none)
-    std::vector<std::string> owners;  // interfaces whose profile needs it
-    bool operator==(const SystemEntry&) const = default;
-};
-
-struct SystemRecord {
-    std::vector<SystemEntry> entries;
-    bool operator==(const SystemRecord&) const = default;
-    [[nodiscard]] SystemEntry* find(std::string_view key);
-};
-
-// Serialisation, exposed for tests and for the daemon's Status reply.
-std::string to_json_text(const InterfaceRecord& r);
-Result<InterfaceRecord> interface_record_from_json(std::string_view text,
-                                                   const std::string& source);
-std::string to_json_text(const SystemRecord& r);
-Result<SystemRecord> system_record_from_json(std::string_view text, const std::string& source);
-
-// A device as the kernel shows it now, to find its record by.
-struct DeviceRef {
-    std::string name;  // current name, text form
-    int ifindex = 0;
-    std::string mac;
-    std::optional<std::string> perm_mac;
-};
-// Whether the record was saved for this device (same ifindex, and the same
-// current or permanent MAC).
-bool same_device(const InterfaceRecord& r, const DeviceRef& d);
 
 // An exclusive lock on one interface's transactions; released on destruction.
 class StateLock {
   public:
     StateLock() = default;
-    explicit StateLock(int fd) : fd_(fd) {}
-    StateLock(StateLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    StateLock& operator=(StateLock&& o) noexcept;
-    ~StateLock();
+    explicit StateLock(UniqueFd fd) : fd_(std::move(fd)) {}
 
   private:
-    int fd_ = -1;
+    UniqueFd fd_;
 };
-
-// The journal of one running transaction (StateStore::begin_journal). Its
-// flock is held until finish() or destruction; destruction keeps the file, as
-// a crash would: only finish() says the interface files are written.
-class Journal {
-  public:
-    Journal() = default;
-    Journal(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
-    Journal(Journal&& o) noexcept;
-    Journal& operator=(Journal&& o) noexcept;
-    ~Journal();
-    // The transaction's outcome is in the interface files: remove it.
-    void finish();
-    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-  private:
-    int fd_ = -1;
-    std::filesystem::path path_;
-};
-
-// The journal file's text, exposed for tests: a header line, then one
-// interface record per line.
-std::string journal_text(const std::string& transaction, std::span<const InterfaceRecord> records);
-Result<std::vector<InterfaceRecord>> journal_records(std::string_view text,
-                                                     const std::string& source);
 
 class StateStore {
   public:
@@ -166,10 +76,17 @@ class StateStore {
     // Whether there is a record, without reading it.
     [[nodiscard]] bool has_interface(std::string_view name) const;
     Result<void> save_interface(const InterfaceRecord& r);
-    // Several records, each replaced atomically, with one directory sync
-    // for all (a transaction over many interfaces). Stops at the first error.
+    // Several records (the end of a transaction over many interfaces), each
+    // replaced atomically and all durable when it returns: written, synced
+    // kSyncBatch at a time (their writeback started together, so that a
+    // disk file system commits its journal once per batch, not once per
+    // file), renamed, then one directory sync. Stops at the first error.
+    static constexpr std::size_t kSyncBatch = 64;
     Result<void> save_interfaces(std::span<const InterfaceRecord> records);
     Result<void> remove_interface(std::string_view name);
+    // Several at once, with one directory sync for all: a result per name
+    // (a failed sync is every removed one's).
+    std::vector<Result<void>> remove_interfaces(std::span<const std::string> names);
     // The records saved for each device under another name (it was renamed
     // while nobody followed it), checked with same_device(), oldest first.
     // Records named in `skip` (the caller's own) are not read; the others

@@ -1,7 +1,8 @@
 // Faults: a process killed in the middle of a transaction (stopped at a
-// known step by the test-only pause point NICTUNE_TEST_PAUSE_AT_CHANGE, then
-// SIGKILLed) must not leave a card half-tuned: nictuned restores the
-// originals when it starts again, and `nictunectl --direct rollback` can.
+// known step by the test-only pause points NICTUNE_TEST_PAUSE_AT_CHANGE and
+// NICTUNE_TEST_PAUSE_BEFORE_COMMIT, engine/manager.cpp, then SIGKILLed) must not leave a card
+// half-tuned: nictuned restores the originals when it starts again, and `nictunectl --direct
+// rollback` can.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -99,9 +100,13 @@ TEST_F(FaultTest, ADaemonKilledMidTransactionRestoresTheOriginalsWhenItStarts) {
     auto bus = PrivateBus::start(NICTUNE_TEST_BUS_CONF, &why);
     ASSERT_TRUE(bus) << why;
     const std::string before = snapshot();
-    for (int step : {2, 3}) {
-        SCOPED_TRACE("killed before change " + std::to_string(step));
-        auto d = daemon(*bus, {"NICTUNE_TEST_PAUSE_AT_CHANGE=" + std::to_string(step)});
+    // Before the second and the third change, and once every change is made
+    // and verified but the outcome not yet written.
+    for (const std::string pause :
+         {"NICTUNE_TEST_PAUSE_AT_CHANGE=2", "NICTUNE_TEST_PAUSE_AT_CHANGE=3",
+          "NICTUNE_TEST_PAUSE_BEFORE_COMMIT=1"}) {
+        SCOPED_TRACE("killed at " + pause);
+        auto d = daemon(*bus, {pause});
         ASSERT_TRUE(d);
         Child::Options o;
         auto client = Child::start({"ip", "netns", "exec", ns_->name(), kCtl, "--bus-address",
@@ -148,6 +153,33 @@ TEST_F(FaultTest, ADirectApplyKilledMidTransactionCanBeRolledBack) {
                               (dir_ / "state").string(), "--direct", "rollback", "ft0"});
     EXPECT_EQ(rb.status, 0) << rb.out << rb.err;
     EXPECT_EQ(snapshot(), before);
+}
+
+// Killed once every change is made and verified, before its records are
+// written: the journal still holds the originals, and they come back.
+TEST_F(FaultTest, ADirectApplyKilledBeforeItsOutcomeIsWrittenCanBeRolledBack) {
+    const std::string before = snapshot();
+    Child::Options o;
+    o.env = {"NICTUNE_TEST_PAUSE_BEFORE_COMMIT=1"};
+    std::string why;
+    auto ctl = Child::start(
+        {"ip", "netns", "exec", ns_->name(), kCtl, "--profiles-dir", (dir_ / "profiles").string(),
+         "--state-dir", (dir_ / "state").string(), "--direct", "apply", "lab", "ft0"},
+        o, &why);
+    ASSERT_TRUE(ctl) << why;
+    ASSERT_TRUE(eventually([&] { return stopped(ctl->pid()); }));
+    const std::string applied = snapshot();
+    ctl->kill_hard();
+    EXPECT_NE(applied, before);
+    EXPECT_NE(applied.find("mtu 9014"), std::string::npos) << "every change was made";
+    EXPECT_FALSE(fs::exists(dir_ / "state/interfaces/ft0.json"));
+    EXPECT_FALSE(fs::is_empty(dir_ / "state/journal"));
+    auto rb = ns_->exec_argv({kCtl, "--profiles-dir", (dir_ / "profiles").string(), "--state-dir",
+                              (dir_ / "state").string(), "--direct", "rollback", "ft0"});
+    EXPECT_EQ(rb.status, 0) << rb.out << rb.err;
+    EXPECT_EQ(snapshot(), before);
+    EXPECT_TRUE(fs::is_empty(dir_ / "state/journal")) << "the journal was replayed";
+    EXPECT_FALSE(fs::exists(dir_ / "state/interfaces/ft0.json"));
 }
 
 TEST_F(FaultTest, ACorruptStateFileIsReportedAndChangesNothing) {

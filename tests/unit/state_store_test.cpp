@@ -869,6 +869,71 @@ TEST(StateStore, RenameIsAllOrNothing) {
     EXPECT_EQ(store.load_system(), sys);
 }
 
+TEST(StateStore, SavesManyRecordsInSyncedBatchesAndLeavesNoTemporaryFiles) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    // More than two batches, and a last one that is not full.
+    std::vector<InterfaceRecord> recs;
+    for (std::size_t i = 0; i < 2 * StateStore::kSyncBatch + 7; ++i)
+        recs.push_back(sample_interface("p" + std::to_string(i)));
+    ASSERT_TRUE(store.save_interfaces(recs));
+    EXPECT_EQ(entries(tmp.path() / "interfaces").size(), recs.size());
+    for (const auto& r : recs)
+        EXPECT_EQ(loaded(store, r.name), r);
+    // Replaced as a batch again: each file is the new one.
+    for (auto& r : recs)
+        r.status = TxStatus::Failed;
+    ASSERT_TRUE(store.save_interfaces(recs));
+    for (const auto& r : recs)
+        EXPECT_EQ(loaded(store, r.name), r);
+    for (const auto& f : entries(tmp.path() / "interfaces"))
+        EXPECT_FALSE(f.starts_with('.')) << f;
+    for (const auto& f : entries(tmp.path() / "interfaces"))
+        EXPECT_EQ(mode_of(tmp.path() / "interfaces" / f), 0600U) << f;
+}
+
+TEST(StateStore, ABatchThatFailsKeepsTheOldFilesAndNoTemporaryOnes) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    std::vector<InterfaceRecord> recs{sample_interface("p4p1"), sample_interface("p4p2")};
+    ASSERT_TRUE(store.save_interfaces(recs));
+    auto changed = recs;
+    for (auto& r : changed)
+        r.status = TxStatus::Failed;
+    Result<void> r;
+    {
+        const FileSizeLimit limit(64);
+        r = store.save_interfaces(changed);
+    }
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().sys_errno, EFBIG);
+    EXPECT_EQ(r.error().context, (tmp.path() / "interfaces" / "p4p1.json").string());
+    EXPECT_EQ(entries(tmp.path() / "interfaces"),
+              (std::vector<std::string>{"p4p1.json", "p4p2.json"}));
+    EXPECT_EQ(loaded(store, "p4p1"), recs[0]);
+    EXPECT_EQ(loaded(store, "p4p2"), recs[1]);
+}
+
+TEST(StateStore, RemovesSeveralRecordsWithAResultEach) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interfaces(
+        std::vector<InterfaceRecord>{sample_interface("p4p1"), sample_interface("p4p2")}));
+    const std::vector<std::string> names{"p4p1", "bad/name", "p4p2", "never-saved"};
+    const auto r = store.remove_interfaces(names);
+    ASSERT_EQ(r.size(), names.size());
+    EXPECT_TRUE(r[0]);
+    ASSERT_FALSE(r[1]);
+    EXPECT_EQ(r[1].error().code, Errc::InvalidArgument);
+    EXPECT_TRUE(r[2]);
+    EXPECT_TRUE(r[3]) << "no record is what the caller wanted";
+    EXPECT_TRUE(entries(tmp.path() / "interfaces").empty());
+    // No directory at all: nothing to remove either.
+    TempDir empty;
+    StateStore none(empty.path());
+    EXPECT_TRUE(none.remove_interface("p4p1"));
+}
+
 // ---- locks
 
 // ---- the transaction journal
@@ -923,6 +988,37 @@ TEST(StateJournal, ReplayWritesTheRecordsOfATransactionThatDied) {
     auto ok = store.replay_journals();
     ASSERT_TRUE(ok) << ok.error().str();
     EXPECT_EQ(loaded(store, "p4p1"), rec);
+    EXPECT_TRUE(entries(tmp.path() / "journal").empty());
+}
+
+// The process died while it wrote the records of a transaction that had
+// made its changes: the records it wrote hold the outcome; the others come
+// from the journal (applying: recovery restores them), whether the file was
+// missing or held an earlier transaction's record.
+TEST(StateJournal, ReplayCompletesATransactionThatDiedWhileWritingItsRecords) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto older = sample_interface("p4p3");
+    older.transaction = "tx0";
+    ASSERT_TRUE(store.save_interface(older));
+    std::vector<InterfaceRecord> journaled;
+    for (const char* name : {"p4p1", "p4p2", "p4p3"}) {
+        auto r = applying_in_tx1();
+        r.name = name;
+        journaled.push_back(r);
+    }
+    auto written = journaled[0];
+    written.status = TxStatus::Applied;
+    {
+        auto j = store.begin_journal("tx1", journaled);
+        ASSERT_TRUE(j) << j.error().str();
+        ASSERT_TRUE(store.save_interface(written));
+    }  // died before p4p2's and p4p3's
+    auto ok = store.replay_journals();
+    ASSERT_TRUE(ok) << ok.error().str();
+    EXPECT_EQ(loaded(store, "p4p1"), written);
+    EXPECT_EQ(loaded(store, "p4p2"), journaled[1]);
+    EXPECT_EQ(loaded(store, "p4p3"), journaled[2]);
     EXPECT_TRUE(entries(tmp.path() / "journal").empty());
 }
 
