@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "model/schema.hpp"
 #include "report/health_report.hpp"
 #include "util/strings.hpp"
@@ -72,6 +74,42 @@ void section_line(std::string& out, const Style& s, const Json& iface, Section s
         if (k.section == sec && has(j, k.name))
             parts.push_back(fmt::format("{} {}", k.name, field(j, k.name)));
     line(out, s, name, parts);
+}
+
+// A section whose keys have device maxima (rings, channels), from the
+// schema: "rx 512/4096" for a key with its maximum, a key whose maximum is
+// 0 left out (the device has no such queue), then the keys without a
+// maximum ("rx_buf_len 2048"). The read-only maxima are not listed alone.
+void limits_line(std::string& out, const Style& s, const Json& iface, Section sec) {
+    const std::string name(section_info(sec).name);
+    const Json& j = iface.contains(name) ? iface.at(name) : Json();
+    if (!j.is_object() || j.empty()) {
+        section_line(out, s, iface, sec);
+        return;
+    }
+    std::vector<std::string> limited;
+    std::vector<std::string> plain;
+    std::vector<std::string_view> limits;
+    for (const auto& k : device_keys())
+        if (k.section == sec && k.limit != k.key) limits.push_back(key_info(k.limit).name);
+    for (const auto& k : device_keys()) {
+        if (k.section != sec) continue;
+        if (k.limit != k.key) {
+            const std::string_view lim = key_info(k.limit).name;
+            if (!has(j, lim) || !j.at(std::string(lim)).is_number() ||
+                j.at(std::string(lim)).get<uint64_t>() == 0)
+                continue;
+            limited.push_back(with_max(j, k.name, lim));
+        } else if (std::ranges::find(limits, k.name) == limits.end() && has(j, k.name)) {
+            plain.push_back(fmt::format("{} {}", k.name, field(j, k.name)));
+        }
+    }
+    if (limited.empty() && plain.empty()) {
+        section_line(out, s, iface, sec);
+        return;
+    }
+    limited.insert(limited.end(), plain.begin(), plain.end());
+    line(out, s, name, limited);
 }
 
 // [private_flags], [rps], [xps]. Replies of an older nictuned lack the keys:
@@ -167,31 +205,8 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     line(out, s, "link", l);
 
     section_line(out, s, i, Section::Coalesce);
-    const Json& rings = i.contains("rings") ? i.at("rings") : Json();
-    if (rings.is_object() && !rings.empty()) {
-        auto nonzero = [&](const char* k) {
-            return has(rings, k) && rings.at(k).is_number() && rings.at(k).get<uint64_t>() > 0;
-        };
-        line(out, s, "rings",
-             {with_max(rings, "rx", "rx_max"), with_max(rings, "tx", "tx_max"),
-              nonzero("rx_jumbo_max") ? with_max(rings, "rx_jumbo", "rx_jumbo_max") : "",
-              nonzero("rx_mini_max") ? with_max(rings, "rx_mini", "rx_mini_max") : ""});
-    } else {
-        section_line(out, s, i, Section::Rings);
-    }
-    const Json& ch = i.contains("channels") ? i.at("channels") : Json();
-    if (ch.is_object() && !ch.empty()) {
-        std::vector<std::string> parts;
-        for (const char* k : {"combined", "rx", "tx", "other"}) {
-            const std::string max = std::string(k) + "_max";
-            if (has(ch, max) && ch.at(max).is_number() && ch.at(max).get<uint64_t>() > 0)
-                parts.push_back(with_max(ch, k, max));
-        }
-        if (parts.empty()) parts.push_back(with_max(ch, "combined", "combined_max"));
-        line(out, s, "channels", parts);
-    } else {
-        section_line(out, s, i, Section::Channels);
-    }
+    limits_line(out, s, i, Section::Rings);
+    limits_line(out, s, i, Section::Channels);
     const Json& f = i.contains("features") ? i.at("features") : Json();
     if (f.is_object()) {
         std::vector<std::string> fixed_names;
