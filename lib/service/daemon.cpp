@@ -61,6 +61,10 @@ void notified(Watcher& watcher, const nlmsghdr* nlh,
     // LINKMODES is read-only (no baseline holds it): nothing to compare.
     if (*section == Section::Link) return;
     watcher.device_notified(r->ifindex, *section, r->values);
+    // A channel change frees and re-creates queues (their RPS/XPS masks
+    // start empty); on most drivers both make it request its IRQs again.
+    if (*section == Section::Channels) watcher.queues_rebuilt(r->ifindex, "channels changed");
+    if (*section == Section::Rings) watcher.queues_rebuilt(r->ifindex, "rings changed");
 }
 
 struct Loaded {
@@ -199,6 +203,9 @@ int run_daemon(const DaemonOptions& opts) {
                      std::chrono::seconds(b.confirm_timeout), reason);
     };
     Watcher watcher(manager, ev);
+    // Tests shorten the placement drift check's interval.
+    if (const char* ms = std::getenv("NICTUNE_TEST_PLACEMENT_CHECK_MS"); ms && std::atoi(ms) > 0)
+        watcher.placement_interval = std::chrono::milliseconds(std::atoi(ms));
 
     auto reload = [&]() -> Result<void> {
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
@@ -325,6 +332,10 @@ int run_daemon(const DaemonOptions& opts) {
         constexpr int kRetryAfterMs = 20;
         if (watcher.pending() && (timeout_ms < 0 || timeout_ms > kRetryAfterMs))
             timeout_ms = kRetryAfterMs;
+        // The placement drift check's timer (none when nothing places queues).
+        if (const int p = watcher.placement_timeout_ms();
+            p >= 0 && (timeout_ms < 0 || timeout_ms > p))
+            timeout_ms = p;
         timeout_ms = metrics.timeout_ms(now_usec(), timeout_ms);
         int n = poll(fds, 4, timeout_ms);
         if (n < 0 && errno != EINTR) {
@@ -347,7 +358,7 @@ int run_daemon(const DaemonOptions& opts) {
             bool resync = false;
             if (fds[1].revents & POLLIN) {
                 auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
-                    watcher.link_event(l.ifindex, l.name, deleted, &l.values, &l.altnames);
+                    watcher.link_event(l.ifindex, l.name, deleted, &l.values, &l.altnames, l.flags);
                 });
                 if (!r && r.error().sys_errno == ENOBUFS) resync = true;
             }

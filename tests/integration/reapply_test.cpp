@@ -1,0 +1,149 @@
+// nictuned puts the queue placement ([rps], [xps]) back when the kernel
+// rebuilds an interface's queues or the link comes up again, and reports a
+// mask another tool wrote as drift. A veth pair with four RX and four TX
+// queues in a namespace the test creates, the real nictuned in it, and
+// sysfs read by `cat` there as the oracle. veth implements ethtool -L
+// (veth_set_channels, no XDP needed): `rx 2` frees rx-2 and rx-3, `rx 4`
+// re-creates them with rps_cpus 0 and rps_flow_cnt 0, and the kernel sends
+// ETHTOOL_MSG_CHANNELS_NTF to the monitor group.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "daemon_harness.hpp"
+#include "util/strings.hpp"
+
+namespace nictune::test {
+namespace {
+
+// CPUs 0-1 (mask 3) on every RX queue, CPU 1 (mask 2) on every TX queue.
+const char* kSteer = "[rps]\ncpus = \"0-1\"\nflow_cnt = 256\n[xps]\ncpus = \"1\"\n";
+
+class Reapply : public ::testing::Test {
+  protected:
+    void start(bool enforce) {
+        h_ = std::make_unique<DaemonHarness>(
+            std::map<std::string, std::string>{{"steer", kSteer}},
+            std::string("[[bind]]\nprofile = \"steer\"\ninterface = \"rq0\"\nenforce = ") +
+                (enforce ? "true" : "false") + "\n",
+            &skip_);
+        if (!skip_.empty()) GTEST_SKIP() << skip_;
+        ASSERT_TRUE(h_->ok());
+        ASSERT_EQ(h_->ns()
+                      .exec("ip link add name rq0 numrxqueues 4 numtxqueues 4 type veth peer name "
+                            "rp0 numrxqueues 4 numtxqueues 4 && ip link set rq0 up && ip link set "
+                            "rp0 up")
+                      .status,
+                  0);
+        // The drift check of the placement every 200 ms instead of 10 s.
+        ASSERT_TRUE(h_->start_daemon(std::chrono::milliseconds(20000),
+                                     {"NICTUNE_TEST_PLACEMENT_CHECK_MS=200"}));
+        ASSERT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
+    }
+
+    std::string sysfs(const std::string& rel) {
+        return std::string(trim(h_->ns().exec("cat /sys/class/net/rq0/queues/" + rel).out));
+    }
+    std::string queues() {
+        return h_->ns()
+            .exec(
+                "cd /sys/class/net/rq0/queues && for f in rx-*/rps_cpus rx-*/rps_flow_cnt "
+                "tx-*/xps_cpus; do echo \"$f $(cat $f)\"; done")
+            .out;
+    }
+    // The profile's placement on rx-0..rx-(rx-1) and tx-0..tx-(tx-1).
+    bool placed(int rx, int tx) {
+        for (int q = 0; q < rx; ++q) {
+            const std::string d = "rx-" + std::to_string(q);
+            if (sysfs(d + "/rps_cpus") != "3" || sysfs(d + "/rps_flow_cnt") != "256") return false;
+        }
+        for (int q = 0; q < tx; ++q)
+            if (sysfs("tx-" + std::to_string(q) + "/xps_cpus") != "2") return false;
+        return true;
+    }
+    bool logged(const std::string& text) { return h_->log().find(text) != std::string::npos; }
+
+    std::string skip_;
+    std::unique_ptr<DaemonHarness> h_;
+};
+
+// Without enforce: the queues the kernel re-created come back placed (a
+// rebuild is not someone's choice), a hand-written mask is reported and
+// left alone, and link up after down puts the profile's placement back.
+TEST_F(Reapply, RebuiltQueuesArePlacedAgainWithoutEnforce) {
+    start(false);
+    if (IsSkipped() || HasFatalFailure()) return;
+
+    ASSERT_EQ(h_->ns().exec("ethtool -L rq0 rx 2 && ethtool -L rq0 rx 4").status, 0);
+    EXPECT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
+    EXPECT_TRUE(eventually([&] {
+        return logged(
+            "re-applied the queue placement of profile steer "
+            "(channels changed)");
+    })) << h_->log();
+    ASSERT_EQ(h_->ns().exec("ethtool -L rq0 tx 1 && ethtool -L rq0 tx 4").status, 0);
+    EXPECT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
+    // A rebuild is not drift, and the queues that were gone for a while
+    // neither.
+    EXPECT_FALSE(logged("drifted")) << h_->log();
+
+    // Another tool moves rx-1 to CPU 0: reported (the timer's check), not
+    // repaired.
+    ASSERT_EQ(h_->ns().exec("echo 1 > /sys/class/net/rq0/queues/rx-1/rps_cpus").status, 0);
+    EXPECT_TRUE(eventually([&] { return logged("rps.rx-1.cpus drifted: 0, expected 0-1"); }))
+        << h_->log();
+    EXPECT_FALSE(logged("rps.rx-1.cpus drifted: 0, expected 0-1; re-applying")) << h_->log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three more checks
+    EXPECT_EQ(sysfs("rx-1/rps_cpus"), "1");
+    auto s = h_->status();
+    ASSERT_TRUE(s.contains("interfaces")) << s.dump();
+    EXPECT_EQ(s.at("interfaces").at(0).at("drifted"), nlohmann::json::array({"rps.rx-1.cpus"}))
+        << s.dump();
+
+    // Link down and up: the driver would request its IRQs again; the
+    // placement is checked and put back.
+    ASSERT_EQ(h_->ns().exec("ip link set rq0 down && ip link set rq0 up").status, 0);
+    EXPECT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
+    EXPECT_TRUE(eventually([&] {
+        return logged("rps.rx-1.cpus is 0 after link up, expected 0-1; re-applying") &&
+               logged("re-applied the queue placement of profile steer (link up)");
+    })) << h_->log();
+    // Once more, with nothing to change: checked and said so.
+    ASSERT_EQ(h_->ns().exec("ip link set rq0 down && ip link set rq0 up").status, 0);
+    EXPECT_TRUE(eventually([&] {
+        return logged("link up: the queue placement of profile steer is in place");
+    })) << h_->log();
+    EXPECT_TRUE(placed(4, 4)) << queues();
+
+    // The originals are still the ones before the first apply: rollback
+    // empties every mask again (veth's queues start at 0).
+    auto rb = h_->ctl({"rollback", "rq0"});
+    EXPECT_EQ(rb.status, 0) << rb.out << rb.err;
+    for (int q = 0; q < 4; ++q) {
+        EXPECT_EQ(sysfs("rx-" + std::to_string(q) + "/rps_cpus"), "0") << queues();
+        EXPECT_EQ(sysfs("tx-" + std::to_string(q) + "/xps_cpus"), "0") << queues();
+    }
+    EXPECT_TRUE(h_->daemon().running()) << h_->log();
+}
+
+// With enforce: a hand-written mask is drift, found by the timer's check
+// (sysfs sends no notification) and repaired.
+TEST_F(Reapply, AMaskWrittenByHandIsDriftAndRepairedWhenEnforced) {
+    start(true);
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_EQ(h_->ns()
+                  .exec("echo 1 > /sys/class/net/rq0/queues/rx-1/rps_cpus && echo 1 > "
+                        "/sys/class/net/rq0/queues/tx-3/xps_cpus")
+                  .status,
+              0);
+    EXPECT_TRUE(eventually([&] {
+        return logged("rps.rx-1.cpus drifted: 0, expected 0-1; re-applying") &&
+               logged("xps.tx-3.cpus drifted: 0, expected 1; re-applying");
+    })) << h_->log();
+    EXPECT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
+    EXPECT_TRUE(h_->daemon().running()) << h_->log();
+}
+
+}  // namespace
+}  // namespace nictune::test
