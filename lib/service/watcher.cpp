@@ -543,6 +543,11 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
     const bool enforce = t.binding && t.binding->enforce && !t.enforcement_suspended;
     for (const auto& [key, actual] : changed) {
         t.drifted.push_back(key);
+        // The timer reads the placement again and again: a mask reported
+        // and left alone is not reported anew on every check.
+        if (!enforce && placement_key(key) &&
+            std::find(before.begin(), before.end(), key) != before.end())
+            continue;
         const std::string expected = to_string(*t.expected(key));
         LogFields f{t.name, t.profile, key, t.transaction};
         f.event = Event::Drift;

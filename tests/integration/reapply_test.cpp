@@ -96,6 +96,7 @@ TEST_F(Reapply, RebuiltQueuesArePlacedAgainWithoutEnforce) {
     EXPECT_FALSE(logged("rps.rx-1.cpus drifted: 0, expected 0-1; re-applying")) << h_->log();
     std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three more checks
     EXPECT_EQ(sysfs("rx-1/rps_cpus"), "1");
+    EXPECT_EQ(count_of(h_->log(), "rps.rx-1.cpus drifted"), 1) << h_->log();  // said once
     auto s = h_->status();
     ASSERT_TRUE(s.contains("interfaces")) << s.dump();
     EXPECT_EQ(s.at("interfaces").at(0).at("drifted"), nlohmann::json::array({"rps.rx-1.cpus"}))
@@ -143,6 +144,22 @@ TEST_F(Reapply, AMaskWrittenByHandIsDriftAndRepairedWhenEnforced) {
     })) << h_->log();
     EXPECT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
     EXPECT_TRUE(h_->daemon().running()) << h_->log();
+}
+
+// A driver reload is a new device (a new ifindex) under the same name: the
+// hotplug path applies the whole profile, placement included.
+TEST_F(Reapply, AReloadedDeviceGetsItsPlacementAgain) {
+    start(false);
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_EQ(h_->ns()
+                  .exec("ip link del rq0 && ip link add name rq0 numrxqueues 4 numtxqueues 4 type "
+                        "veth peer name rp0 numrxqueues 4 numtxqueues 4")
+                  .status,
+              0);
+    EXPECT_TRUE(eventually([&] { return count_of(h_->log(), "applied profile steer") >= 2; }))
+        << h_->log();
+    EXPECT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
+    EXPECT_TRUE(logged("(hotplug)")) << h_->log();
 }
 
 }  // namespace
