@@ -45,6 +45,13 @@ bool kernel_holds(const SettingId& id, const NicState& nic, const Scalar& want) 
     return idx && nic.features->is_wanted(*idx) == *on && nic.features->is_active(*idx) != *on;
 }
 
+// A value in a log message: an empty CPU list (a queue without RPS/XPS)
+// would read as nothing at all.
+std::string shown(const Scalar& v) {
+    std::string s = to_string(v);
+    return s.empty() ? "(none)" : s;
+}
+
 bool is_placement(Section s) {
     return (kPlacementSections & ReadRequest::bit(s)) != 0;
 }
@@ -554,7 +561,7 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
         f.expected = expected;
         f.actual = to_string(actual);
         log(Level::Warning,
-            key + " drifted: " + to_string(actual) + ", expected " + expected +
+            key + " drifted: " + shown(actual) + ", expected " + shown(*t.expected(key)) +
                 (enforce ? "; re-applying" : ""),
             f);
         if (events_.drift) events_.drift(t.name, key, expected, to_string(actual), enforce);
@@ -720,8 +727,8 @@ void Watcher::reapply_placement(Tracked& t, const std::string& why) {
         for (const auto& s : ip.steps)
             if (s.kind == StepKind::Change)
                 log(Level::Notice,
-                    s.setting.path() + " is " + to_string(s.current) + " after " + why +
-                        ", expected " + to_string(s.target) + "; re-applying",
+                    s.setting.path() + " is " + shown(s.current) + " after " + why + ", expected " +
+                        shown(s.target) + "; re-applying",
                     {t.name, profile.name, s.setting.path(), t.transaction});
     ApplyResult r = apply_plan(manager_.backend(), manager_.state(), plan);
     t.last_result = tx_result_name(r.result);
