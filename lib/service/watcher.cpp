@@ -609,10 +609,12 @@ int Watcher::placement_timeout_ms() const {
 // compared. The cost is bounded by the chunk, not by the number of
 // interfaces.
 void Watcher::check_placement() {
-    if (!places_ || tracked_.empty()) return;
+    if (!places_) return;
     const auto t_now = now();
     if (t_now < next_placement_) return;
+    // Before anything else: a timer that stays due spins the event loop.
     next_placement_ = t_now + placement_interval;
+    if (tracked_.empty()) return;
     ReadRequest req{{}, true};
     req.sections = kPlacementSections;
     req.identity = false;

@@ -714,6 +714,13 @@ TEST_F(WatcherTest, ThePlacementTimerReadsAFewInterfacesAndOnlyTheirQueues) {
     ASSERT_EQ(be.requests.back().names.size(), Watcher::kPlacementChunk);
     EXPECT_EQ(be.requests.back().names.front(), "vf32");
     EXPECT_EQ(events.size(), 1U);
+    // Nothing tracked: the timer still moves on (a due timer would spin
+    // the daemon's loop).
+    be.nics.clear();
+    watcher->apply_all("reload");
+    t += std::chrono::seconds(10);
+    watcher->process();
+    EXPECT_EQ(watcher->placement_timeout_ms(), 10000);
     // A profile that places no queues: no timer at all.
     bind("vf*", false);
     EXPECT_EQ(watcher->placement_timeout_ms(), -1);
