@@ -493,9 +493,11 @@ void Watcher::resync() {
                 if (cfg_.binding_for(st.id)) apply_binding(t, st, "rename");
                 continue;
             }
-            // Lost notifications: what they said is unknown, read it.
+            // Lost notifications: what they said is unknown, read it. One
+            // of them may have been a channel change: re-check the placement.
             dirty_.insert(st.id.ifindex);
             must_read_.insert(st.id.ifindex);
+            queues_rebuilt(st.id.ifindex, "resync");
         }
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
@@ -506,6 +508,9 @@ void Watcher::resync() {
 }
 
 void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
+    // Its queues are being re-checked after a rebuild (take_rebuilt, later
+    // in this round): empty masks are the rebuild's, not drift.
+    if (rebuilt_.contains(t.ifindex)) sections &= ~kPlacementSections;
     const auto section_checked = [&](const Result<SettingId>& id) {
         return id && (sections & ReadRequest::bit(id->section)) != 0;
     };
@@ -721,8 +726,10 @@ void Watcher::reapply_placement(Tracked& t, const std::string& why) {
                     !std::holds_alternative<std::monostate>(s.current))
                     values.push_back({setting_key(s.setting.path()), s.current});
         rebase(values);
-        log(Level::Info, why + ": the queue placement of profile " + profile.name + " is in place",
-            f);
+        // After a resync every bound interface is re-checked: only a
+        // change is worth a line then.
+        log(why == "resync" ? Level::Debug : Level::Info,
+            why + ": the queue placement of profile " + profile.name + " is in place", f);
         return;
     }
     for (const auto& ip : plan.interfaces)

@@ -679,6 +679,20 @@ TEST_F(WatcherTest, ARingChangeReappliesThePlacementAloneAndIsDriftOfTheRings) {
     EXPECT_NE(watcher->tracked().at(4).expected("rps.rx-1.cpus"), nullptr);
 }
 
+TEST_F(WatcherTest, AResyncReplacesQueuesALostChannelChangeRebuilt) {
+    give_queues(be, 4);
+    bind("p4p*", false, "[rps]\ncpus = \"0-1\"\n");
+    watcher->apply_all("boot");
+    events.clear();
+    give_queues(be, 4);  // rebuilt; its CHANNELS_NTF was among the lost ones
+    watcher->resync();
+    watcher->process();
+    for (const auto& q : be.nic("p4p1")->queues->rx)
+        EXPECT_EQ(q.rps_cpus, "0-1");
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind + " " + events[0].detail, "applied applied/queues");
+}
+
 TEST_F(WatcherTest, ThePlacementTimerReadsAFewInterfacesAndOnlyTheirQueues) {
     auto t = std::chrono::steady_clock::now();
     watcher->now = [&] { return t; };
