@@ -17,8 +17,11 @@
 namespace nictune::test {
 namespace {
 
-// CPUs 0-1 (mask 3) on every RX queue, CPU 1 (mask 2) on every TX queue.
-const char* kSteer = "[rps]\ncpus = \"0-1\"\nflow_cnt = 256\n[xps]\ncpus = \"1\"\n";
+// CPUs 0-1 (mask 3) on every RX queue, CPU 1 (mask 2) on every TX queue;
+// the MTU is there to show that a placement re-apply leaves the rest of the
+// profile alone and that rollback still restores all of it.
+const char* kSteer =
+    "[link]\nmtu = 9000\n[rps]\ncpus = \"0-1\"\nflow_cnt = 256\n[xps]\ncpus = \"1\"\n";
 
 class Reapply : public ::testing::Test {
   protected:
@@ -117,10 +120,15 @@ TEST_F(Reapply, RebuiltQueuesArePlacedAgainWithoutEnforce) {
     })) << h_->log();
     EXPECT_TRUE(placed(4, 4)) << queues();
 
+    // The MTU was applied once, at boot: the re-applies did not touch it.
+    EXPECT_EQ(count_of(h_->log(), "applied profile steer"), 1) << h_->log();
+    EXPECT_EQ(h_->links().at("rq0").at("mtu"), 9000);
     // The originals are still the ones before the first apply: rollback
-    // empties every mask again (veth's queues start at 0).
+    // restores the MTU and empties every mask again (veth's queues start
+    // at 0), although the last transactions placed queues only.
     auto rb = h_->ctl({"rollback", "rq0"});
     EXPECT_EQ(rb.status, 0) << rb.out << rb.err;
+    EXPECT_EQ(h_->links().at("rq0").at("mtu"), 1500);
     for (int q = 0; q < 4; ++q) {
         EXPECT_EQ(sysfs("rx-" + std::to_string(q) + "/rps_cpus"), "0") << queues();
         EXPECT_EQ(sysfs("tx-" + std::to_string(q) + "/xps_cpus"), "0") << queues();
