@@ -179,9 +179,13 @@ int run_daemon(const DaemonOptions& opts) {
             log(Level::Error, std::string("cannot send the ") + what + " signal: " + e.what());
         }
     };
+    // The watcher reported something: the metrics file is due (the
+    // placement timer's findings come without any event on a socket).
+    bool reported = false;
     WatcherEvents ev;
     ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
                      const std::string& result, const std::string& reason) {
+        reported = true;
         if (!object) return;
         emit("Applied", [&] {
             object->emitApplied(to_valid_utf8(tx), to_valid_utf8(iface), to_valid_utf8(profile),
@@ -190,6 +194,7 @@ int run_daemon(const DaemonOptions& opts) {
     };
     ev.drift = [&](const std::string& iface, const std::string& key, const std::string& expected,
                    const std::string& actual, bool enforced) {
+        reported = true;
         if (!object) return;
         emit("Drift", [&] {
             object->emitDrift(to_valid_utf8(iface), to_valid_utf8(key), to_valid_utf8(expected),
@@ -384,6 +389,8 @@ int run_daemon(const DaemonOptions& opts) {
             }
             if (resync) watcher.resync();
             watcher.process();
+            if (reported) metrics.changed(now_usec());
+            reported = false;
             obj->expire(now_usec());
         } catch (const std::exception& e) {
             log(Level::Error, std::string("internal error while handling events: ") + e.what());

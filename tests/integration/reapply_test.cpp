@@ -8,6 +8,8 @@
 // ETHTOOL_MSG_CHANNELS_NTF to the monitor group.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -33,6 +35,13 @@ class Reapply : public ::testing::Test {
             &skip_);
         if (!skip_.empty()) GTEST_SKIP() << skip_;
         ASSERT_TRUE(h_->ok());
+        // node_exporter's textfile directory: what the timer finds shows
+        // there too.
+        std::filesystem::create_directory(h_->dir() / "textfile");
+        h_->write("nictune.toml",
+                  "[daemon]\nmetrics_dir = \"" + (h_->dir() / "textfile").string() +
+                      "\"\n[[bind]]\nprofile = \"steer\"\ninterface = \"rq0\"\nenforce = " +
+                      (enforce ? "true" : "false") + "\n");
         ASSERT_EQ(h_->ns()
                       .exec("ip link add name rq0 numrxqueues 4 numtxqueues 4 type veth peer name "
                             "rp0 numrxqueues 4 numtxqueues 4 && ip link set rq0 up && ip link set "
@@ -66,6 +75,10 @@ class Reapply : public ::testing::Test {
         return true;
     }
     bool logged(const std::string& text) { return h_->log().find(text) != std::string::npos; }
+    std::string metrics() {
+        std::ifstream in(h_->dir() / "textfile" / "nictune.prom");
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
 
     std::string skip_;
     std::unique_ptr<DaemonHarness> h_;
@@ -91,12 +104,24 @@ TEST_F(Reapply, RebuiltQueuesArePlacedAgainWithoutEnforce) {
     // neither.
     EXPECT_FALSE(logged("drifted")) << h_->log();
 
+    // The metrics written after those events, and quiet since.
+    const std::string rx1 =
+        "nictune_setting_drifted{interface=\"rq0\",profile=\"steer\",setting=\"rps.rx-1.cpus\"} ";
+    EXPECT_TRUE(eventually([&] { return metrics().find(rx1 + "0") != std::string::npos; }))
+        << metrics();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+
     // Another tool moves rx-1 to CPU 0: reported (the timer's check), not
     // repaired.
     ASSERT_EQ(h_->ns().exec("echo 1 > /sys/class/net/rq0/queues/rx-1/rps_cpus").status, 0);
     EXPECT_TRUE(eventually([&] { return logged("rps.rx-1.cpus drifted: 0, expected 0-1"); }))
         << h_->log();
     EXPECT_FALSE(logged("rps.rx-1.cpus drifted: 0, expected 0-1; re-applying")) << h_->log();
+    // In the metrics within seconds (1 s after the report; no D-Bus call meanwhile, which would be
+    // an event), not at the next minute's refresh: the timer's finding is an event of its own.
+    EXPECT_TRUE(eventually([&] { return metrics().find(rx1 + "1") != std::string::npos; },
+                           std::chrono::milliseconds(5000)))
+        << metrics();
     std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three more checks
     EXPECT_EQ(sysfs("rx-1/rps_cpus"), "1");
     EXPECT_EQ(count_of(h_->log(), "rps.rx-1.cpus drifted"), 1) << h_->log();  // said once
