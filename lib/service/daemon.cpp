@@ -208,9 +208,6 @@ int run_daemon(const DaemonOptions& opts) {
                      std::chrono::seconds(b.confirm_timeout), reason);
     };
     Watcher watcher(manager, ev);
-    // Tests shorten the placement drift check's interval.
-    if (const char* ms = std::getenv("NICTUNE_TEST_PLACEMENT_CHECK_MS"); ms && std::atoi(ms) > 0)
-        watcher.placement_interval = std::chrono::milliseconds(std::atoi(ms));
 
     auto reload = [&]() -> Result<void> {
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",

@@ -87,6 +87,7 @@ void Watcher::set_config(DaemonConfig cfg, std::map<std::string, Profile> profil
             it == profiles_.end() ? ReadRequest::kAllSections : sections_for(it->second);
     }
     places_ = (read_sections_ & kPlacementSections) != 0;
+    placement_interval = std::chrono::seconds(cfg_.placement_check_interval);
     next_placement_ = now() + placement_interval;
     rebuilt_.clear();
     // Re-evaluate which tracked interfaces are bound; a binding that no

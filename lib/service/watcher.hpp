@@ -167,9 +167,10 @@ class Watcher {
     // interfaces (0: now), -1 when no binding's profile places queues.
     [[nodiscard]] int placement_timeout_ms() const;
 
-    // How often the placement drift check runs, and how many interfaces it
-    // reads each time (round robin: with more placed interfaces than that,
-    // each is read every ceil(N / kPlacementChunk) intervals).
+    // How often the placement drift check runs ([daemon]
+    // placement_check_interval, set by set_config), and how many interfaces
+    // it reads each time (round robin: with more placed interfaces than
+    // that, each is read every ceil(N / kPlacementChunk) intervals).
     std::chrono::milliseconds placement_interval = std::chrono::seconds(10);
     static constexpr std::size_t kPlacementChunk = 32;
 

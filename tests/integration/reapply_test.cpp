@@ -38,19 +38,17 @@ class Reapply : public ::testing::Test {
         // node_exporter's textfile directory: what the timer finds shows
         // there too.
         std::filesystem::create_directory(h_->dir() / "textfile");
-        h_->write("nictune.toml",
-                  "[daemon]\nmetrics_dir = \"" + (h_->dir() / "textfile").string() +
-                      "\"\n[[bind]]\nprofile = \"steer\"\ninterface = \"rq0\"\nenforce = " +
-                      (enforce ? "true" : "false") + "\n");
+        h_->write("nictune.toml", "[daemon]\nmetrics_dir = \"" + (h_->dir() / "textfile").string() +
+                                      "\"\nplacement_check_interval = 1\n[[bind]]\nprofile = "
+                                      "\"steer\"\ninterface = \"rq0\"\nenforce = " +
+                                      (enforce ? "true" : "false") + "\n");
         ASSERT_EQ(h_->ns()
                       .exec("ip link add name rq0 numrxqueues 4 numtxqueues 4 type veth peer name "
                             "rp0 numrxqueues 4 numtxqueues 4 && ip link set rq0 up && ip link set "
                             "rp0 up")
                       .status,
                   0);
-        // The drift check of the placement every 200 ms instead of 10 s.
-        ASSERT_TRUE(h_->start_daemon(std::chrono::milliseconds(20000),
-                                     {"NICTUNE_TEST_PLACEMENT_CHECK_MS=200"}));
+        ASSERT_TRUE(h_->start_daemon());
         ASSERT_TRUE(eventually([&] { return placed(4, 4); })) << queues() << h_->log();
     }
 
@@ -122,7 +120,7 @@ TEST_F(Reapply, RebuiltQueuesArePlacedAgainWithoutEnforce) {
     EXPECT_TRUE(eventually([&] { return metrics().find(rx1 + "1") != std::string::npos; },
                            std::chrono::milliseconds(5000)))
         << metrics();
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three more checks
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // two more checks
     EXPECT_EQ(sysfs("rx-1/rps_cpus"), "1");
     EXPECT_EQ(count_of(h_->log(), "rps.rx-1.cpus drifted"), 1) << h_->log();  // said once
     auto s = h_->status();
