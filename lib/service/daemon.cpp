@@ -61,6 +61,10 @@ void notified(Watcher& watcher, const nlmsghdr* nlh,
     // LINKMODES is read-only (no baseline holds it): nothing to compare.
     if (*section == Section::Link) return;
     watcher.device_notified(r->ifindex, *section, r->values);
+    // A channel change frees and re-creates queues (their RPS/XPS masks
+    // start empty); on most drivers both make it request its IRQs again.
+    if (*section == Section::Channels) watcher.queues_rebuilt(r->ifindex, "channels changed");
+    if (*section == Section::Rings) watcher.queues_rebuilt(r->ifindex, "rings changed");
 }
 
 struct Loaded {
@@ -175,9 +179,13 @@ int run_daemon(const DaemonOptions& opts) {
             log(Level::Error, std::string("cannot send the ") + what + " signal: " + e.what());
         }
     };
+    // The watcher reported something: the metrics file is due (the
+    // placement timer's findings come without any event on a socket).
+    bool reported = false;
     WatcherEvents ev;
     ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
                      const std::string& result, const std::string& reason) {
+        reported = true;
         if (!object) return;
         emit("Applied", [&] {
             object->emitApplied(to_valid_utf8(tx), to_valid_utf8(iface), to_valid_utf8(profile),
@@ -186,6 +194,7 @@ int run_daemon(const DaemonOptions& opts) {
     };
     ev.drift = [&](const std::string& iface, const std::string& key, const std::string& expected,
                    const std::string& actual, bool enforced) {
+        reported = true;
         if (!object) return;
         emit("Drift", [&] {
             object->emitDrift(to_valid_utf8(iface), to_valid_utf8(key), to_valid_utf8(expected),
@@ -325,6 +334,10 @@ int run_daemon(const DaemonOptions& opts) {
         constexpr int kRetryAfterMs = 20;
         if (watcher.pending() && (timeout_ms < 0 || timeout_ms > kRetryAfterMs))
             timeout_ms = kRetryAfterMs;
+        // The placement drift check's timer (none when nothing places queues).
+        if (const int p = watcher.placement_timeout_ms();
+            p >= 0 && (timeout_ms < 0 || timeout_ms > p))
+            timeout_ms = p;
         timeout_ms = metrics.timeout_ms(now_usec(), timeout_ms);
         int n = poll(fds, 4, timeout_ms);
         if (n < 0 && errno != EINTR) {
@@ -347,7 +360,7 @@ int run_daemon(const DaemonOptions& opts) {
             bool resync = false;
             if (fds[1].revents & POLLIN) {
                 auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
-                    watcher.link_event(l.ifindex, l.name, deleted, &l.values, &l.altnames);
+                    watcher.link_event(l.ifindex, l.name, deleted, &l.values, &l.altnames, l.flags);
                 });
                 if (!r && r.error().sys_errno == ENOBUFS) resync = true;
             }
@@ -373,6 +386,8 @@ int run_daemon(const DaemonOptions& opts) {
             }
             if (resync) watcher.resync();
             watcher.process();
+            if (reported) metrics.changed(now_usec());
+            reported = false;
             obj->expire(now_usec());
         } catch (const std::exception& e) {
             log(Level::Error, std::string("internal error while handling events: ") + e.what());

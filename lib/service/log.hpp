@@ -32,8 +32,8 @@ struct LogFields {
     std::string setting;
     std::string transaction;
     Event event{};
-    std::string result{};    // NICTUNE_RESULT=: applied, rolled_back, partial, ...
-    std::string reason{};    // NICTUNE_REASON=: boot, reload, hotplug, drift, request, crash
+    std::string result{};  // NICTUNE_RESULT=: applied, rolled_back, partial, ...
+    std::string reason{};  // NICTUNE_REASON=: boot, reload, hotplug, drift, queues, request, crash
     std::string expected{};  // NICTUNE_EXPECTED= (drift): the value nictune left
     std::string actual{};    // NICTUNE_ACTUAL= (drift): the value found
 };

@@ -1,5 +1,7 @@
 #include "service/watcher.hpp"
 
+#include <linux/if.h>
+
 #include <algorithm>
 
 #include "service/log.hpp"
@@ -43,6 +45,28 @@ bool kernel_holds(const SettingId& id, const NicState& nic, const Scalar& want) 
     return idx && nic.features->is_wanted(*idx) == *on && nic.features->is_active(*idx) != *on;
 }
 
+// A value in a log message: an empty CPU list (a queue without RPS/XPS)
+// would read as nothing at all.
+std::string shown(const Scalar& v) {
+    std::string s = to_string(v);
+    return s.empty() ? "(none)" : s;
+}
+
+bool is_placement(Section s) {
+    return (kPlacementSections & ReadRequest::bit(s)) != 0;
+}
+
+bool placement_key(const std::string& key) {
+    auto id = SettingId::parse(key);
+    return id && is_placement(id->section);
+}
+
+// The baseline's values after an apply step that left `actual` in place.
+bool settled(Outcome o) {
+    return o == Outcome::Applied || o == Outcome::Translated || o == Outcome::Adjusted ||
+           o == Outcome::Unchanged;
+}
+
 }  // namespace
 
 const Scalar* Tracked::expected(std::string_view key) const {
@@ -62,6 +86,10 @@ void Watcher::set_config(DaemonConfig cfg, std::map<std::string, Profile> profil
         read_sections_ |=
             it == profiles_.end() ? ReadRequest::kAllSections : sections_for(it->second);
     }
+    places_ = (read_sections_ & kPlacementSections) != 0;
+    placement_interval = std::chrono::seconds(cfg_.placement_check_interval);
+    next_placement_ = now() + placement_interval;
+    rebuilt_.clear();
     // Re-evaluate which tracked interfaces are bound; a binding that no
     // longer matches stops enforcing but leaves the settings as they are.
     for (auto& [idx, t] : tracked_) {
@@ -186,6 +214,7 @@ void Watcher::apply_all(const std::string& reason) {
     notified_.clear();
     must_read_.clear();
     appeared_.clear();
+    rebuilt_.clear();  // a full apply places the queues too
     apply_bindings(std::move(bound), reason);
 }
 
@@ -320,11 +349,18 @@ Tracked& Watcher::track(const NicState& st) {
     t.ifindex = st.id.ifindex;
     t.name = st.id.name;
     t.altnames = st.id.altnames;
+    // Until an RTM_NEWLINK says IFF_UP: a link that is not running (admin
+    // down, or no carrier) counts as down, so that its coming up re-checks
+    // the placement (an IRQ requested at open has no affinity yet).
+    if (!t.up)
+        if (auto op = st.values.get(Key::LinkOperstate))
+            t.up = *op == IF_OPER_UP || *op == IF_OPER_UNKNOWN;
     return t;
 }
 
 void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
-                         const DeviceValues* link, const std::vector<std::string>* altnames) {
+                         const DeviceValues* link, const std::vector<std::string>* altnames,
+                         std::optional<uint32_t> flags) {
     if (deleted) {
         if (auto it = tracked_.find(ifindex); it != tracked_.end()) {
             log(Level::Info, "interface removed", {it->second.name, it->second.profile, "", ""});
@@ -334,6 +370,7 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
         notified_.erase(ifindex);
         must_read_.erase(ifindex);
         appeared_.erase(ifindex);
+        rebuilt_.erase(ifindex);
         return;
     }
     auto it = tracked_.find(ifindex);
@@ -342,6 +379,14 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
         return;
     }
     Tracked& t = it->second;
+    // Up after down: the driver has requested its IRQs again and may have
+    // rebuilt its queues. Only IFF_UP: a carrier change (operstate) neither
+    // frees IRQs nor queues, and comes with a burst of RTM_NEWLINKs.
+    if (flags) {
+        const bool up = (*flags & IFF_UP) != 0;
+        if (t.up && !*t.up && up) queues_rebuilt(ifindex, "link up");
+        t.up = up;
+    }
     const bool renamed = t.name != name;
     const bool new_altnames = altnames && *altnames != t.altnames;
     if (new_altnames) t.altnames = *altnames;
@@ -391,6 +436,11 @@ void Watcher::device_changed(int ifindex) {
     if (!tracked_.contains(ifindex)) return;
     dirty_.insert(ifindex);
     must_read_.insert(ifindex);
+}
+
+void Watcher::queues_rebuilt(int ifindex, const std::string& why) {
+    if (!tracked_.contains(ifindex)) return;
+    rebuilt_.emplace(ifindex, why);  // the first reason of a round is logged
 }
 
 void Watcher::device_notified(int ifindex, Section section, const DeviceValues& values) {
@@ -444,28 +494,41 @@ void Watcher::resync() {
                 if (cfg_.binding_for(st.id)) apply_binding(t, st, "rename");
                 continue;
             }
-            // Lost notifications: what they said is unknown, read it.
+            // Lost notifications: what they said is unknown, read it. One
+            // of them may have been a channel change: re-check the placement.
             dirty_.insert(st.id.ifindex);
             must_read_.insert(st.id.ifindex);
+            queues_rebuilt(st.id.ifindex, "resync");
         }
     }
     std::erase_if(tracked_, [&](const auto& kv) { return !present.contains(kv.first); });
     std::erase_if(dirty_, [&](int i) { return !present.contains(i); });
+    std::erase_if(rebuilt_, [&](const auto& kv) { return !present.contains(kv.first); });
     notified_.clear();
     apply_bindings(std::move(fresh), "hotplug");
 }
 
 void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
+    // Its queues are being re-checked after a rebuild (take_rebuilt, later
+    // in this round): empty masks are the rebuild's, not drift.
+    if (rebuilt_.contains(t.ifindex)) sections &= ~kPlacementSections;
     const auto section_checked = [&](const Result<SettingId>& id) {
         return id && (sections & ReadRequest::bit(id->section)) != 0;
     };
     std::vector<std::pair<std::string, Scalar>> changed;
     std::vector<std::pair<std::string, bool>> blocked;  // key, the value nictune requested
+    bool queues_gone = false;
     for (const auto& [key, want] : t.baseline) {
         auto id = SettingId::parse(*key);
         if (!section_checked(id)) continue;
         Scalar actual = value_in(*id, &nic, nullptr);
         if (actual == want) continue;
+        // A queue the baseline places is gone (fewer channels): not drift,
+        // a rebuild; its re-check makes the baseline follow the queues.
+        if (is_placement(id->section) && std::holds_alternative<std::monostate>(actual)) {
+            queues_gone = true;
+            continue;
+        }
         if (kernel_holds(*id, nic, want))
             blocked.emplace_back(*key, std::get<bool>(want));
         else
@@ -488,17 +551,23 @@ void Watcher::check_drift(Tracked& t, const NicState& nic, uint32_t sections) {
                 "or XDP); not re-applying",
             {t.name, t.profile, key, ""});
     }
+    if (queues_gone) queues_rebuilt(t.ifindex, "queues changed");
     if (changed.empty()) return;
     const bool enforce = t.binding && t.binding->enforce && !t.enforcement_suspended;
     for (const auto& [key, actual] : changed) {
         t.drifted.push_back(key);
+        // The timer reads the placement again and again: a mask reported
+        // and left alone is not reported anew on every check.
+        if (!enforce && placement_key(key) &&
+            std::find(before.begin(), before.end(), key) != before.end())
+            continue;
         const std::string expected = to_string(*t.expected(key));
         LogFields f{t.name, t.profile, key, t.transaction};
         f.event = Event::Drift;
         f.expected = expected;
         f.actual = to_string(actual);
         log(Level::Warning,
-            key + " drifted: " + to_string(actual) + ", expected " + expected +
+            key + " drifted: " + shown(actual) + ", expected " + shown(*t.expected(key)) +
                 (enforce ? "; re-applying" : ""),
             f);
         if (events_.drift) events_.drift(t.name, key, expected, to_string(actual), enforce);
@@ -529,6 +598,176 @@ void Watcher::process() {
     if (resync_again_) resync();
     take_appeared();
     check_dirty();
+    check_placement();
+    take_rebuilt();
+}
+
+int Watcher::placement_timeout_ms() const {
+    if (!places_) return -1;
+    const auto left = next_placement_ - now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return 0;
+    return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+}
+
+// No notification says that a queue's mask or an IRQ's affinity changed:
+// every placement_interval, the next kPlacementChunk interfaces whose
+// baseline places queues are read (those families only, no identity) and
+// compared. The cost is bounded by the chunk, not by the number of
+// interfaces.
+void Watcher::check_placement() {
+    if (!places_) return;
+    const auto t_now = now();
+    if (t_now < next_placement_) return;
+    // Before anything else: a timer that stays due spins the event loop.
+    next_placement_ = t_now + placement_interval;
+    if (tracked_.empty()) return;
+    ReadRequest req{{}, true};
+    req.sections = kPlacementSections;
+    req.identity = false;
+    std::vector<int> picked;
+    auto it = tracked_.upper_bound(placement_cursor_);
+    for (std::size_t seen = 0; seen < tracked_.size() && picked.size() < kPlacementChunk;
+         ++seen, ++it) {
+        if (it == tracked_.end()) it = tracked_.begin();
+        placement_cursor_ = it->first;
+        const Tracked& t = it->second;
+        if (!t.binding || t.held || rebuilt_.contains(it->first)) continue;
+        if (std::none_of(t.baseline.begin(), t.baseline.end(),
+                         [](const BaselineValue& b) { return placement_key(*b.key); }))
+            continue;
+        picked.push_back(it->first);
+        req.names.push_back(t.name);
+    }
+    if (picked.empty()) return;
+    auto nics = read_present(manager_.backend(), req);
+    if (!nics) {
+        log(Level::Warning,
+            "cannot read the queue placement to check for drift: " + nics.error().str());
+        return;
+    }
+    for (int idx : picked) {
+        auto t = tracked_.find(idx);
+        if (t == tracked_.end()) continue;
+        auto st = std::find_if(nics->begin(), nics->end(),
+                               [&](const NicState& n) { return n.id.ifindex == idx; });
+        if (st != nics->end()) check_drift(t->second, *st, kPlacementSections);
+    }
+}
+
+void Watcher::take_rebuilt() {
+    auto rebuilt = std::move(rebuilt_);
+    rebuilt_.clear();
+    for (const auto& [idx, why] : rebuilt) {
+        auto it = tracked_.find(idx);
+        if (it == tracked_.end()) continue;
+        Tracked& t = it->second;
+        // Not tuned by a binding, rolled back, or waiting for a verdict
+        // (whose end settles the baseline).
+        if (!t.binding || t.baseline.empty() || t.held) continue;
+        reapply_placement(t, why);
+    }
+}
+
+// Only the placement sections: a ring or channel change the operator made
+// is left to the drift check of [rings] and [channels] (reported, enforced
+// only with `enforce`), while the masks the kernel emptied are put back
+// whatever `enforce` says. One interface: one read of its link and
+// placement families, one plan, SETs only for what differs.
+void Watcher::reapply_placement(Tracked& t, const std::string& why) {
+    const Binding* b = t.binding;
+    std::optional<Profile> holder;
+    auto p = bound_profile(b->profile, holder);
+    if (!p) {
+        log(Level::Error, "profile " + b->profile + " (" + why + "): " + p.error().str(),
+            {t.name, b->profile, "", ""});
+        return;
+    }
+    const Profile& profile = **p;
+    const uint32_t wanted = sections_for(profile) & kPlacementSections;
+    if (!wanted) return;
+    ReadRequest req{{t.name}, true};
+    req.sections = ReadRequest::bit(Section::Link) | wanted;
+    auto nics = manager_.backend().read_interfaces(req);
+    if (!nics || nics->empty() || nics->front().id.ifindex != t.ifindex) {
+        if (!nics && nics.error().code != Errc::NoSuchInterface)
+            log(Level::Warning,
+                "cannot read the queue placement (" + why + "): " + nics.error().str(),
+                {t.name, b->profile, "", ""});
+        return;  // gone: its RTM_DELLINK says so
+    }
+    // The global flow table behind [rps] flow_cnt grows with the queues.
+    SystemQuery sq;
+    for (auto& name : plan_sysctls(profile))
+        if (name == kRpsSockFlowEntries) sq.sysctls.push_back(name);
+    SystemState sys;
+    if (!sq.sysctls.empty()) {
+        auto read = manager_.backend().read_system(sq);
+        if (read) sys = std::move(*read);
+    }
+    Plan plan = make_plan(profile, *nics, sys, PlanOptions{false, &manager_.facts()});
+    const std::string flow_table = SettingId::sysctl(std::string(kRpsSockFlowEntries)).path();
+    for (auto& ip : plan.interfaces)
+        std::erase_if(ip.steps, [](const PlanStep& s) { return !is_placement(s.setting.section); });
+    std::erase_if(plan.system, [&](const PlanStep& s) {
+        return sq.sysctls.empty() || s.setting.path() != flow_table;
+    });
+
+    // The baseline's placement keys become what the plan covers now.
+    const auto rebase = [&](const std::vector<BaselineValue>& values) {
+        std::erase_if(t.baseline, [](const BaselineValue& v) { return placement_key(*v.key); });
+        std::erase_if(t.drifted, [](const std::string& k) { return placement_key(k); });
+        t.baseline.insert(t.baseline.end(), values.begin(), values.end());
+    };
+    LogFields f{t.name, profile.name, "", t.transaction};
+    if (!plan.has_changes()) {
+        std::vector<BaselineValue> values;
+        for (const auto& ip : plan.interfaces)
+            for (const auto& s : ip.steps)
+                if ((s.kind == StepKind::Unchanged || s.kind == StepKind::Covered) &&
+                    !std::holds_alternative<std::monostate>(s.current))
+                    values.push_back({setting_key(s.setting.path()), s.current});
+        rebase(values);
+        // After a resync every bound interface is re-checked: only a
+        // change is worth a line then.
+        log(why == "resync" ? Level::Debug : Level::Info,
+            why + ": the queue placement of profile " + profile.name + " is in place", f);
+        return;
+    }
+    for (const auto& ip : plan.interfaces)
+        for (const auto& s : ip.steps)
+            if (s.kind == StepKind::Change)
+                log(Level::Notice,
+                    s.setting.path() + " is " + shown(s.current) + " after " + why + ", expected " +
+                        shown(s.target) + "; re-applying",
+                    {t.name, profile.name, s.setting.path(), t.transaction});
+    ApplyResult r = apply_plan(manager_.backend(), manager_.state(), plan);
+    t.last_result = tx_result_name(r.result);
+    t.last_result_at = unix_now();
+    f.transaction = r.transaction;
+    f.result = tx_result_name(r.result);
+    f.reason = "queues";
+    if (r.result == TxResult::Applied) {
+        t.transaction = r.transaction;
+        std::vector<BaselineValue> values;
+        for (const auto& ir : r.interfaces) {
+            if (ir.name != t.name) continue;
+            for (const auto& s : ir.steps)
+                if (settled(s.outcome) && !std::holds_alternative<std::monostate>(s.actual))
+                    values.push_back({setting_key(s.step.setting.path()), s.actual});
+        }
+        rebase(values);
+        f.event = Event::Applied;
+        log(Level::Notice,
+            "re-applied the queue placement of profile " + profile.name + " (" + why + ")", f);
+    } else {
+        f.event = Event::Failed;
+        log(Level::Error,
+            "queue placement of profile " + profile.name + " (" + why + "): " +
+                tx_result_name(r.result) + (r.error ? ": " + r.error->str() : std::string()),
+            f);
+    }
+    if (events_.applied)
+        events_.applied(r.transaction, t.name, profile.name, tx_result_name(r.result), "queues");
 }
 
 // Every notification about a tracked interface leads here, including those

@@ -13,6 +13,17 @@
 // request still stands (its wanted bit) while the kernel keeps it at the
 // other value is blocked, not drift: it is listed and logged once, never
 // re-applied (the SET would change nothing).
+//
+// Queue placement ([rps], [xps], later [irq]) is different: the kernel
+// resets it without anyone asking when it rebuilds an interface's queues
+// (a channel change frees and re-creates them with empty masks) or the
+// driver requests its IRQs again (link up after down, a ring or channel
+// change, a reload), and nothing announces a mask written by another tool.
+// So the watcher re-checks the placement sections of a bound interface
+// after such an event (and re-applies those sections alone, whatever
+// `enforce` says: the profile still asks for them, nobody changed them on
+// purpose), and reads them on a timer, a few interfaces at a time, for the
+// drift check.
 #pragma once
 
 #include <chrono>
@@ -35,6 +46,12 @@ namespace nictune::service {
 const std::string* setting_key(std::string_view path);
 
 // One value of a baseline.
+// The queue-placement sections (ReadRequest::bit()s): what the watcher
+// re-applies after a queue rebuild and checks on a timer. [irq] joins them
+// here, and only here: `| ReadRequest::bit(Section::Irq)`.
+inline constexpr uint32_t kPlacementSections =
+    ReadRequest::bit(Section::Rps) | ReadRequest::bit(Section::Xps);
+
 struct BaselineValue {
     const std::string* key;  // from setting_key()
     Scalar value;
@@ -63,6 +80,9 @@ struct Tracked {
     // notifications meanwhile are its own changes, not drift; its end
     // (note_request) settles the baseline.
     bool held = false;
+    // IFF_UP as the last RTM_NEWLINK said (unknown before the first one):
+    // up after down is a queue rebuild (the driver requests its IRQs again).
+    std::optional<bool> up;
 
     // The baseline's value of `key`, or nullptr.
     [[nodiscard]] const Scalar* expected(std::string_view key) const;
@@ -107,10 +127,17 @@ class Watcher {
     // since the last call together.
     // `link`: the link's [link] values the RTM_NEWLINK carried, which the
     // drift check then uses instead of reading the link again; `altnames`:
-    // its alternative names (a binding may match one that appears later).
+    // its alternative names (a binding may match one that appears later);
+    // `flags`: its IFF_* flags (IFF_UP after down: queues_rebuilt).
     void link_event(int ifindex, const std::string& name, bool deleted,
                     const DeviceValues* link = nullptr,
-                    const std::vector<std::string>* altnames = nullptr);
+                    const std::vector<std::string>* altnames = nullptr,
+                    std::optional<uint32_t> flags = std::nullopt);
+    // The interface's queues may have been rebuilt or its IRQs requested
+    // again (`why`: "link up", "channels changed", "rings changed"):
+    // process() re-checks the placement sections of its binding's profile
+    // and re-applies those that differ.
+    void queues_rebuilt(int ifindex, const std::string& why);
     // Something about this interface changed (ethtool notification) and the
     // notification's content is unknown: the drift check reads it.
     void device_changed(int ifindex);
@@ -134,8 +161,18 @@ class Watcher {
     // Work left for process(): the daemon calls it again shortly, not only
     // on the next event (a read that failed while links kept changing).
     [[nodiscard]] bool pending() const {
-        return !dirty_.empty() || !appeared_.empty() || resync_again_;
+        return !dirty_.empty() || !appeared_.empty() || resync_again_ || !rebuilt_.empty();
     }
+    // Milliseconds until process() is due to read the placement of the next
+    // interfaces (0: now), -1 when no binding's profile places queues.
+    [[nodiscard]] int placement_timeout_ms() const;
+
+    // How often the placement drift check runs ([daemon]
+    // placement_check_interval, set by set_config), and how many interfaces
+    // it reads each time (round robin: with more placed interfaces than
+    // that, each is read every ceil(N / kPlacementChunk) intervals).
+    std::chrono::milliseconds placement_interval = std::chrono::seconds(10);
+    static constexpr std::size_t kPlacementChunk = 32;
 
     // Test hook: the clock used for the enforcement rate limit.
     std::function<std::chrono::steady_clock::time_point()> now = [] {
@@ -162,6 +199,14 @@ class Watcher {
     // Compares the baseline keys of `sections` (ReadRequest::bit()s).
     void check_drift(Tracked& t, const NicState& now,
                      uint32_t sections = ReadRequest::kAllSections);
+    // Re-checks the placement of the interfaces noted in rebuilt_.
+    void take_rebuilt();
+    // Plans the binding's profile on `t` and applies its placement steps
+    // that differ; the baseline's placement keys follow the plan (queues
+    // that vanished leave it, new ones join).
+    void reapply_placement(Tracked& t, const std::string& why);
+    // The timer's drift check of the next kPlacementChunk placed interfaces.
+    void check_placement();
     // Reads one chunk of appeared_ (ifindex, name).
     Result<std::vector<NicState>> read_new(std::span<const std::pair<int, std::string>> chunk);
     // The tracked interface is now called `name`; its saved originals move
@@ -192,6 +237,11 @@ class Watcher {
     std::map<int, std::string> appeared_;  // new links not read yet: ifindex -> name
     int read_retries_ = 0;                 // failed reads of appeared_ in a row
     bool resync_again_ = false;            // the last resync could not read
+    std::map<int, std::string> rebuilt_;   // queues rebuilt: ifindex -> why
+    // Some binding's profile sets a placement section (or is not loaded yet).
+    bool places_ = false;
+    std::chrono::steady_clock::time_point next_placement_{};
+    int placement_cursor_ = 0;  // the timer's check goes on after this ifindex
 };
 
 }  // namespace nictune::service

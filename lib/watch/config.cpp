@@ -246,6 +246,18 @@ Result<void> daemon_metrics_dir(const toml::node& v, const SourceLoc& loc, const
     return {};
 }
 
+Result<void> daemon_placement_check_interval(const toml::node& v, const SourceLoc& loc,
+                                             const std::string&, DaemonConfig& cfg) {
+    auto i = v.as_integer();
+    if (!i)
+        return invalid(loc, std::string("daemon.placement_check_interval: expected seconds, got ") +
+                                type_name(v));
+    if (i->get() < 1 || i->get() > 3600)
+        return invalid(loc, "daemon.placement_check_interval: must be 1..3600 seconds");
+    cfg.placement_check_interval = static_cast<uint32_t>(i->get());
+    return {};
+}
+
 struct DaemonKey {
     std::string_view name;
     DaemonParser parse;
@@ -255,6 +267,7 @@ constexpr DaemonKey kDaemonKeys[] = {
     {"profiles_dirs", daemon_profiles_dirs},
     {"state_dir", daemon_state_dir},
     {"metrics_dir", daemon_metrics_dir},
+    {"placement_check_interval", daemon_placement_check_interval},
 };
 
 constexpr std::string_view kSections[] = {"daemon", "bind"};

@@ -6,6 +6,7 @@
 //   profiles_dirs = ["/srv/nictune/profiles"]   # searched before /etc and the shipped ones
 //   state_dir = "/run/nictune"
 //   metrics_dir = "/var/lib/prometheus/node-exporter"   # "" turns the metrics file off
+//   placement_check_interval = 10  # seconds between reads of the queue placement (drift)
 //
 //   [[bind]]
 //   profile = "x520-lowlatency"
@@ -67,6 +68,9 @@ struct DaemonConfig {
     std::optional<std::string> state_dir;
     // node_exporter's textfile directory for nictune.prom; "" = none.
     std::optional<std::string> metrics_dir;
+    // Seconds between the watcher's reads of the queue placement ([rps],
+    // [xps]), which no notification announces (service/watcher.hpp).
+    uint32_t placement_check_interval = 10;
     std::vector<Binding> bindings;
 
     // The first binding that matches, or nullptr.

@@ -560,3 +560,22 @@ TEST(DaemonConfigParser, RejectsABadPeerCheckAtTheValue) {
 
 }  // namespace
 }  // namespace nictune
+
+namespace nictune {
+namespace {
+
+TEST(DaemonConfigParser, ReadsThePlacementCheckInterval) {
+    auto dflt = parse_config("", "n.toml");
+    ASSERT_TRUE(dflt) << dflt.error().str();
+    EXPECT_EQ(dflt->placement_check_interval, 10U);
+    auto set = parse_config("[daemon]\nplacement_check_interval = 60\n", "n.toml");
+    ASSERT_TRUE(set) << set.error().str();
+    EXPECT_EQ(set->placement_check_interval, 60U);
+    EXPECT_EQ(error_of("[daemon]\nplacement_check_interval = 0\n"),
+              "n.toml:2:28: daemon.placement_check_interval: must be 1..3600 seconds");
+    EXPECT_EQ(error_of("[daemon]\nplacement_check_interval = \"10s\"\n"),
+              "n.toml:2:28: daemon.placement_check_interval: expected seconds, got a string");
+}
+
+}  // namespace
+}  // namespace nictune

@@ -629,3 +629,116 @@ TEST_F(WatcherTest, AppliesToANameThatIsNotUtf8) {
 
 }  // namespace
 }  // namespace nictune::service
+
+namespace nictune::service {
+namespace {
+
+// p4p1 with `n` RX and TX queues, masks empty (what the kernel re-creates).
+void give_queues(test::FakeBackend& be, std::size_t n) {
+    QueueSet q;
+    q.rx.assign(n, RxQueue{std::string(), 0});
+    q.tx.assign(n, TxQueue{std::string()});
+    be.nic("p4p1")->queues = q;
+}
+
+TEST_F(WatcherTest, ARingChangeReappliesThePlacementAloneAndIsDriftOfTheRings) {
+    give_queues(be, 4);
+    bind("p4p*", false, "[rings]\nrx = 4096\n[rps]\ncpus = \"0-1\"\n");
+    watcher->apply_all("boot");
+    ASSERT_EQ(be.nic("p4p1")->queues->rx[3].rps_cpus, "0-1");
+    events.clear();
+
+    // Someone sets the rings; the driver rebuilt its queues meanwhile.
+    be.nic("p4p1")->values.set(Key::RingsRx, 512);
+    give_queues(be, 4);
+    DeviceValues rings;
+    rings.set(Key::RingsRx, 512);
+    watcher->device_notified(4, Section::Rings, rings);
+    watcher->queues_rebuilt(4, "rings changed");
+    watcher->process();
+    // The masks are back, the rings are reported and left (no enforce).
+    for (const auto& q : be.nic("p4p1")->queues->rx)
+        EXPECT_EQ(q.rps_cpus, "0-1");
+    EXPECT_EQ(be.nic("p4p1")->values.get(Key::RingsRx), 512U);
+    ASSERT_EQ(events.size(), 2U);
+    EXPECT_EQ(events[0].detail, "rings.rx=512");
+    EXPECT_EQ(events[1].detail, "applied/queues");
+    EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"rings.rx"});
+    // Its baseline still holds the rings as applied, and every queue.
+    EXPECT_EQ(to_string(*watcher->tracked().at(4).expected("rings.rx")), "4096");
+    EXPECT_NE(watcher->tracked().at(4).expected("rps.rx-3.cpus"), nullptr);
+
+    // Fewer queues: the ones gone are not drift, and leave the baseline.
+    events.clear();
+    be.nic("p4p1")->queues->rx.resize(2);
+    watcher->device_changed(4);
+    watcher->process();
+    for (const auto& e : events)
+        EXPECT_EQ(e.detail.find("rps."), std::string::npos) << e.detail;
+    EXPECT_EQ(watcher->tracked().at(4).expected("rps.rx-3.cpus"), nullptr);
+    EXPECT_NE(watcher->tracked().at(4).expected("rps.rx-1.cpus"), nullptr);
+}
+
+TEST_F(WatcherTest, AResyncReplacesQueuesALostChannelChangeRebuilt) {
+    give_queues(be, 4);
+    bind("p4p*", false, "[rps]\ncpus = \"0-1\"\n");
+    watcher->apply_all("boot");
+    events.clear();
+    give_queues(be, 4);  // rebuilt; its CHANNELS_NTF was among the lost ones
+    watcher->resync();
+    watcher->process();
+    for (const auto& q : be.nic("p4p1")->queues->rx)
+        EXPECT_EQ(q.rps_cpus, "0-1");
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind + " " + events[0].detail, "applied applied/queues");
+}
+
+TEST_F(WatcherTest, ThePlacementTimerReadsAFewInterfacesAndOnlyTheirQueues) {
+    auto t = std::chrono::steady_clock::now();
+    watcher->now = [&] { return t; };
+    for (int i = 0; i < 40; ++i) {
+        auto st = test::ixgbe_port("vf" + std::to_string(i));
+        st.id.ifindex = 100 + i;
+        st.queues = QueueSet{{RxQueue{std::string(), 0}}, {}};
+        be.nics.push_back(st);
+    }
+    bind("vf*", false, "[rps]\ncpus = \"1\"\n");
+    watcher->apply_all("boot");
+    events.clear();
+    EXPECT_EQ(watcher->placement_timeout_ms(), 10000);
+    const auto first = be.requests.size();
+    watcher->process();
+    EXPECT_EQ(be.requests.size(), first) << "not due yet";
+    t += std::chrono::seconds(10);
+    EXPECT_EQ(watcher->placement_timeout_ms(), 0);
+    be.nic("vf3")->queues->rx[0].rps_cpus = "0";
+    watcher->process();
+    ASSERT_EQ(be.requests.size(), first + 1);
+    const ReadRequest& r = be.requests.back();
+    ASSERT_EQ(r.names.size(), Watcher::kPlacementChunk);
+    EXPECT_EQ(r.names.front(), "vf0");
+    EXPECT_EQ(r.sections, kPlacementSections);
+    EXPECT_FALSE(r.identity);
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].detail, "rps.rx-0.cpus=0");
+    // The next round goes on after the last one read, round robin; a drift
+    // already reported is not reported again.
+    t += std::chrono::seconds(10);
+    watcher->process();
+    ASSERT_EQ(be.requests.back().names.size(), Watcher::kPlacementChunk);
+    EXPECT_EQ(be.requests.back().names.front(), "vf32");
+    EXPECT_EQ(events.size(), 1U);
+    // Nothing tracked: the timer still moves on (a due timer would spin
+    // the daemon's loop).
+    be.nics.clear();
+    watcher->apply_all("reload");
+    t += std::chrono::seconds(10);
+    watcher->process();
+    EXPECT_EQ(watcher->placement_timeout_ms(), 10000);
+    // A profile that places no queues: no timer at all.
+    bind("vf*", false);
+    EXPECT_EQ(watcher->placement_timeout_ms(), -1);
+}
+
+}  // namespace
+}  // namespace nictune::service
