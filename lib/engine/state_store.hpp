@@ -77,11 +77,12 @@ class StateStore {
     [[nodiscard]] bool has_interface(std::string_view name) const;
     Result<void> save_interface(const InterfaceRecord& r);
     // Several records (the end of a transaction over many interfaces), each
-    // replaced atomically and all durable when it returns: written, synced
-    // kSyncBatch at a time (their writeback started together, so that a
-    // disk file system commits its journal once per batch, not once per
-    // file), renamed, then one directory sync. Stops at the first error.
-    static constexpr std::size_t kSyncBatch = 64;
+    // replaced atomically and all durable when it returns: written under
+    // temporary names, one syncfs() per kSyncBatch files (one journal
+    // commit for the batch on a disk file system, instead of one per file),
+    // renamed, then one directory sync. Stops at the first error. The batch
+    // bounds the descriptors held open at once.
+    static constexpr std::size_t kSyncBatch = 256;
     Result<void> save_interfaces(std::span<const InterfaceRecord> records);
     Result<void> remove_interface(std::string_view name);
     // Several at once, with one directory sync for all: a result per name
