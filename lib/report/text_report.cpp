@@ -143,13 +143,22 @@ void rss_line(std::string& out, const Style& s, const Json& i) {
     }
     if (r.contains("hfunc") && r.at("hfunc").is_string())
         parts.push_back(r.at("hfunc").get<std::string>());
-    if (r.contains("hash") && r.at("hash").is_object())
-        for (const auto& [flow, f] : r.at("hash").items())
-            if (f.is_string())
-                parts.push_back(
-                    flow + " " +
-                    (f.get<std::string>().empty() ? std::string("-") : f.get<std::string>()));
-    line(out, s, "rss", parts);
+    if (r.contains("hash") && r.at("hash").is_object() && !r.at("hash").empty()) {
+        const Json& h = r.at("hash");
+        auto text = [](const Json& f) {
+            return f.is_string() && !f.get<std::string>().empty() ? f.get<std::string>()
+                                                                  : std::string("-");
+        };
+        const std::string first = text(h.begin().value());
+        bool same = true;
+        for (const auto& [flow, f] : h.items())
+            same = same && text(f) == first;
+        if (same)
+            parts.push_back("hash " + first + " for every flow type");
+        else
+            for (const auto& [flow, f] : h.items())
+                parts.push_back(flow + " " + text(f));
+    }
 }
 
 void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {

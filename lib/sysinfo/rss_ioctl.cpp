@@ -171,6 +171,18 @@ Result<std::optional<RssState>> read(const IoctlSocket& io, std::string_view ifn
     return std::optional<RssState>{std::move(st)};
 }
 
+Result<std::vector<uint8_t>> encode_indirection(std::string_view form, const RxfhReply& head,
+                                                uint64_t rx_rings) {
+    auto table = rss_indirection_table(form, head.indir_size, rx_rings);
+    if (!table || head.indir_size == 0)
+        return fail(Errc::InvalidArgument, "rss.indirection",
+                    "\"" + std::string(form) + "\" is not a table for " +
+                        std::to_string(head.indir_size) + " entries and " +
+                        std::to_string(rx_rings) + " RX rings");
+    return encode_rxfh_set(form == "default" ? std::span<const uint32_t>{} : *table,
+                           head.input_xfrm);
+}
+
 Result<void> set_indirection(const IoctlSocket& io, std::string_view ifname,
                              const std::string& name, std::string_view form) {
     const std::string what = "rss.indirection=\"" + std::string(form) + "\": set";
@@ -184,17 +196,9 @@ Result<void> set_indirection(const IoctlSocket& io, std::string_view ifname,
         return std::unexpected(named(r.error(), name, what));
     auto n = decode_rxnfc_data(rings, ETHTOOL_GRXRINGS);
     if (!n) return std::unexpected(named(n.error(), name, what));
-    auto table = rss_indirection_table(form, head->indir_size, *n);
-    if (!table || head->indir_size == 0)
-        return fail(Errc::InvalidArgument, name + ": " + what,
-                    "not a table for " + std::to_string(head->indir_size) + " entries and " +
-                        std::to_string(*n) + " RX rings");
-    // "default" as the kernel's own: indir_size 0, which also tells the
-    // driver the table is not the operator's (IFF_RXFH_CONFIGURED cleared),
-    // so that it spreads it again when the channels change.
-    auto b =
-        encode_rxfh_set(form == "default" ? std::span<const uint32_t>{} : *table, head->input_xfrm);
-    if (auto r = io.ethtool(ifname, b.data(), what); !r)
+    auto b = encode_indirection(form, *head, *n);
+    if (!b) return std::unexpected(named(b.error(), name, what));
+    if (auto r = io.ethtool(ifname, b->data(), what); !r)
         return std::unexpected(named(r.error(), name, what));
     return {};
 }

@@ -64,6 +64,14 @@ Result<RxfhReply> decode_rxfh(std::span<const uint8_t> bytes, bool with_table);
 // hfunc ETH_RSS_HASH_NO_CHANGE), `input_xfrm` as GRSSH read it.
 std::vector<uint8_t> encode_rxfh_set(std::span<const uint32_t> table, uint8_t input_xfrm = 0);
 
+// The SRSSH for a table's text form ("default", "equal N", a list) on a
+// device whose GRSSH said `head` and GRXRINGS `rx_rings`: "default" goes
+// as the kernel's own (indir_size 0), so the driver knows the table is not
+// the operator's (IFF_RXFH_CONFIGURED cleared) and spreads it again when the
+// channels change, as before a transaction set it.
+Result<std::vector<uint8_t>> encode_indirection(std::string_view form, const RxfhReply& head,
+                                                uint64_t rx_rings);
+
 // Reads the interface's RSS (by its real bytes; `name` is its text form for
 // messages). nullopt when the driver answers none of the requests; a request
 // one driver lacks leaves its part absent. Errc::NoSuchInterface when it is
