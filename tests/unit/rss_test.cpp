@@ -171,6 +171,14 @@ TEST(RssCodec, TheDefaultGoesAsTheKernelsOwnAndATableEntryByEntry) {
 
 TEST(RssForms, HashFieldsAreEthtoolsLettersInItsOrder) {
     EXPECT_EQ(format_rss_hash_fields(0xf0), "sdfn");
+    // Each letter on its own, so that two swapped letters show.
+    EXPECT_EQ(format_rss_hash_fields(RXH_IP_SRC), "s");
+    EXPECT_EQ(format_rss_hash_fields(RXH_IP_DST), "d");
+    EXPECT_EQ(format_rss_hash_fields(RXH_L4_B_0_1), "f");
+    EXPECT_EQ(format_rss_hash_fields(RXH_L4_B_2_3), "n");
+    EXPECT_EQ(parse_rss_hash_fields("s"), uint64_t{RXH_IP_SRC});
+    EXPECT_EQ(parse_rss_hash_fields("t"), uint64_t{RXH_L3_PROTO});
+    EXPECT_EQ(parse_rss_hash_fields("m"), uint64_t{RXH_L2DA});
     EXPECT_EQ(parse_rss_hash_fields("nfds"), 0xf0U);
     EXPECT_EQ(parse_rss_hash_fields("mvt"), uint64_t{RXH_L2DA | RXH_VLAN | RXH_L3_PROTO});
     EXPECT_EQ(parse_rss_hash_fields("r"), 0x80000000U);
