@@ -159,6 +159,7 @@ void rss_line(std::string& out, const Style& s, const Json& i) {
             for (const auto& [flow, f] : h.items())
                 parts.push_back(flow + " " + text(f));
     }
+    line(out, s, "rss", parts);
 }
 
 void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {

@@ -42,6 +42,10 @@ TEST_F(Rss, VethHasNoRssTheAuditSaysSoAndAnApplyChangesNothing) {
     auto a = parse_json(audit.out).at("interfaces").at(0);
     ASSERT_TRUE(a.contains("rss")) << a.dump();
     EXPECT_TRUE(a.at("rss").is_null()) << a.at("rss").dump();
+    auto audit_text = ctl({"audit", "rs0"});
+    EXPECT_NE(audit_text.out.find("\n  rss        not supported by the driver\n"),
+              std::string::npos)
+        << audit_text.out;
 
     const std::string before = ns_->exec("ip -d link show rs0; ethtool -l rs0").out;
     profile("spread", "[rss]\nqueues = 2\n[rss.hash]\ntcp4 = \"sdfn\"\n");
@@ -99,6 +103,12 @@ TEST(RssHost, AuditReadsWhatEthtoolShowsForARealDriver) {
         return;
     }
     ASSERT_TRUE(rss.is_object()) << x.out;
+    // The text view has its line, with the ring count.
+    auto text = run({NICTUNECTL_PATH, "audit", dev});
+    EXPECT_NE(text.out.find("\n  rss        " + std::to_string(rss.at("rx_rings").get<uint64_t>()) +
+                            " RX rings"),
+              std::string::npos)
+        << text.out;
     // "RX flow hash indirection table for eth0 with 1 RX ring(s):"
     const auto at = x.out.find(" with ");
     ASSERT_NE(at, std::string::npos) << x.out;
