@@ -159,6 +159,10 @@ Result<std::optional<RssState>> read(const IoctlSocket& io, std::string_view ifn
         auto b = encode_rxnfc(ETHTOOL_GRXFH, flow.value, 0);
         const std::string what = "rss.hash." + std::string(flow.name) + ": get";
         if (auto r = io.ethtool(ifname, b.data(), what); !r) {
+            // No answer for tcp4, the flow type every RSS driver hashes:
+            // a driver without GRXFH (veth, netdevsim). Asking the other
+            // eight would cost eight more round trips per interface.
+            if (r.error().code == Errc::Unsupported && flow.value == TCP_V4_FLOW) break;
             if (not_answered(r.error())) continue;
             return std::unexpected(named(r.error(), name, what));
         }
