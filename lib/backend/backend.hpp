@@ -103,6 +103,13 @@ class Backend {
         return fail(Errc::Unsupported, nic.name + ": queues: set",
                     "this backend cannot set queue steering");
     }
+    // [rss] (branch rss): "indirection" (a table's text form, model/rss.hpp:
+    // "default", "equal N" or every entry's queue) or "hash.FLOW" (ethtool's
+    // field letters), through the ETHTOOL_SRSSH / ETHTOOL_SRXFH ioctls.
+    virtual Result<void> set_rss(const NicRef& nic, std::string_view what, const Scalar& value) {
+        (void)what, (void)value;
+        return fail(Errc::Unsupported, nic.name + ": rss: set", "this backend cannot set RSS");
+    }
     virtual Result<void> set_sysctl(const std::string& name, const std::string& value) = 0;
     // Switches tuned's profile (Errc::Unsupported when tuned is not running).
     virtual Result<void> set_tuned_profile(const std::string& profile) = 0;

@@ -10,6 +10,7 @@
 
 #include "ethnl/codecs.hpp"
 #include "model/value.hpp"
+#include "sysinfo/rss_ioctl.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -310,8 +311,19 @@ Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
                                                    const ReadRequest& req) {
     const bool queues = req.wants(Section::Rps) || req.wants(Section::Xps);
     const bool flags = req.wants(Section::PrivateFlags);
-    if (!queues && !flags) return {};
+    const bool rss = req.wants(Section::Rss);  // [rss] (branch rss)
+    if (!queues && !flags && !rss) return {};
     for (auto& nic : nics) {
+        if (rss) {
+            if (auto bytes = unescape_name(nic.id.name)) {
+                auto r = sysinfo::rss::read(ioctl_, *bytes, nic.id.name);
+                if (r)
+                    nic.rss = std::move(*r);
+                else if (r.error().code != Errc::NoSuchInterface)
+                    nic.problems.push_back(
+                        ReadProblem{Section::Rss, r.error().sys_errno, r.error().str()});
+            }
+        }
         if (queues) {
             auto bytes = unescape_name(nic.id.name);
             if (!bytes) continue;
@@ -426,6 +438,21 @@ Result<void> NetlinkBackend::set_queue(const NicRef& nic, Section section, std::
     if (section != Section::Rps || what != "flow_cnt" || !n)
         return fail(Errc::Internal, nic.name, "not a queue setting: " + std::string(what));
     return queue_files_.write_flow_cnt(*bytes, nic.name, queue, *n);
+}
+
+// [rss] (branch rss)
+Result<void> NetlinkBackend::set_rss(const NicRef& nic, std::string_view what,
+                                     const Scalar& value) {
+    auto bytes = unescape_name(nic.name);
+    if (!bytes) return fail(Errc::InvalidArgument, nic.name, bytes.error().message);
+    const auto* text = std::get_if<std::string>(&value);
+    if (!text)
+        return fail(Errc::Internal, nic.name + ": rss." + std::string(what), "not a text form");
+    if (what == "indirection")
+        return sysinfo::rss::set_indirection(ioctl_, *bytes, nic.name, *text);
+    if (what.starts_with("hash."))
+        return sysinfo::rss::set_hash_fields(ioctl_, *bytes, nic.name, what.substr(5), *text);
+    return fail(Errc::Internal, nic.name, "not an RSS setting: " + std::string(what));
 }
 
 Result<void> NetlinkBackend::set_features(const NicRef& nic, uint32_t nbits,

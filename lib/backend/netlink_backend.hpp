@@ -61,6 +61,8 @@ class NetlinkBackend final : public Backend {
     Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) override;
     Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
                            std::string_view what, const Scalar& value) override;
+    Result<void> set_rss(const NicRef& nic, std::string_view what,
+                         const Scalar& value) override;  // [rss] (branch rss)
     std::vector<Result<void>> set_devices(std::span<const DeviceChange> changes) override;
     std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) override;
 
@@ -83,7 +85,7 @@ class NetlinkBackend final : public Backend {
     Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);
     Result<void> read_ethtool_per_device(std::vector<NicState>& nics, const ReadRequest& req);
     void read_identity(NicState& nic);
-    // sysfs queues/ and the ethtool private flags, per interface.
+    // sysfs queues/, the ethtool private flags and RSS (ioctls), per interface.
     Result<void> read_queues_and_flags(std::vector<NicState>& nics, const ReadRequest& req);
     // Reads what the observer's sockets hold (after each SET batch, so that
     // their queues stay short, and before observed()).

@@ -5,6 +5,7 @@
 
 #include "engine/audit.hpp"
 #include "model/cpulist.hpp"
+#include "model/rss.hpp"
 #include "sysinfo/procsys.hpp"
 #include "util/strings.hpp"
 
@@ -20,6 +21,8 @@ const char* phase_name(Phase p) {
             return "rps";
         case Phase::Xps:
             return "xps";
+        case Phase::Rss:  // [rss] (branch rss)
+            return "rss";
         case Phase::Rings:
             return "rings";
         case Phase::Link:
@@ -66,6 +69,8 @@ Phase phase_of(Section s) {
             return Phase::Rps;
         case Section::Xps:
             return Phase::Xps;
+        case Section::Rss:  // [rss] (branch rss)
+            return Phase::Rss;
         case Section::Rings:
             return Phase::Rings;
         case Section::Pause:
@@ -254,6 +259,100 @@ void queue_steps(const Profile& profile, const NicState& st, InterfacePlan& ip) 
     }
 }
 
+// [rss] (branch rss): the indirection table as one step, the hash fields of
+// each flow type as one step each, so that each keeps its own original.
+void rss_steps(const Profile& profile, const NicState& st, const Resolved& res, InterfacePlan& ip) {
+    if (!profile.rss_queues && profile.rss_hash.empty()) return;
+    const std::string driver = st.id.driver.value_or("the driver");
+    // The channel counts this plan sets (their resolved targets), which the
+    // table is written after.
+    bool channels_change = false;
+    bool have_channels = st.values.has(Key::ChanCombined) || st.values.has(Key::ChanRx);
+    uint64_t combined = st.values.get(Key::ChanCombined).value_or(0);
+    uint64_t rx = st.values.get(Key::ChanRx).value_or(0);
+    for (const auto& r : res.settings) {
+        if (key_info(r.key).section != Section::Channels) continue;
+        if (r.resolution != Resolution::Native && r.resolution != Resolution::Translated &&
+            r.resolution != Resolution::Adjusted)
+            continue;
+        if (st.values.get(r.key) != r.value) channels_change = true;
+        if (r.key == Key::ChanCombined) combined = r.value, have_channels = true;
+        if (r.key == Key::ChanRx) rx = r.value, have_channels = true;
+    }
+    const RssState* rss = st.rss ? &*st.rss : nullptr;
+    // The RX queues the table may name once the channels are set: the
+    // channels' count when this plan changes them, else what GRXRINGS says.
+    bool rings_known = rss && rss->rx_rings;
+    uint64_t limit = rings_known ? *rss->rx_rings : 0;
+    if (channels_change && have_channels) {
+        limit = combined + rx;
+        rings_known = true;
+    }
+
+    if (profile.rss_queues) {
+        const uint64_t n = profile.rss_queues->value;
+        PlanStep s;
+        s.phase = Phase::Rss;
+        s.setting = SettingId::rss("indirection");
+        s.requested = "rss.queues = " + std::to_string(n);
+        const bool table = rss && rss->indirection && !rss->indirection->empty();
+        if (!table) {
+            s.kind = StepKind::Unsupported;
+            s.target = "equal " + std::to_string(n);
+            s.note = driver + " has no RSS indirection table (ETHTOOL_GRSSH " +
+                     (rss && rss->indirection ? "reports none" : "is not supported") + ")";
+        } else if (!rings_known) {
+            s.kind = StepKind::Unsupported;
+            s.target = "equal " + std::to_string(n);
+            s.note = driver + " does not report its RX ring count (ETHTOOL_GRXRINGS)";
+        } else if (n > limit) {
+            s.kind = StepKind::Refused;
+            s.target = "equal " + std::to_string(n);
+            s.note = profile.rss_queues->loc.str() + ": " + st.id.name + " has " +
+                     std::to_string(limit) + " RX queue" + (limit == 1 ? "" : "s") +
+                     (channels_change ? " after the profile's [channels]" : "") +
+                     ": the table cannot spread over " + std::to_string(n);
+        } else if (n > rss->indirection->size()) {
+            s.kind = StepKind::Refused;
+            s.target = "equal " + std::to_string(n);
+            s.note = profile.rss_queues->loc.str() + ": " + st.id.name +
+                     "'s indirection table has " + std::to_string(rss->indirection->size()) +
+                     " entries: it cannot spread over " + std::to_string(n) + " queues";
+        } else {
+            // The target as a table of this size reads back.
+            std::vector<uint32_t> want(rss->indirection->size());
+            for (std::size_t i = 0; i < want.size(); ++i)
+                want[i] = static_cast<uint32_t>(i % n);
+            s.target = format_rss_indirection(want, limit);
+            s.current = format_rss_indirection(*rss->indirection, rss->rx_rings.value_or(0));
+            s.kind =
+                s.current == s.target && !channels_change ? StepKind::Unchanged : StepKind::Change;
+            if (channels_change && s.current == s.target)
+                s.note = "written again after the channel change (a driver may keep its table)";
+        }
+        ip.steps.push_back(std::move(s));
+    }
+    for (const auto& req : profile.rss_hash) {
+        PlanStep s;
+        s.phase = Phase::Rss;
+        s.setting = SettingId::rss("hash." + req.flow);
+        s.target = format_rss_hash_fields(req.fields);
+        s.requested = "rss.hash." + req.flow + " = \"" + std::get<std::string>(s.target) + "\"";
+        const RssHashFields* cur = nullptr;
+        if (rss)
+            for (const auto& h : rss->hash)
+                if (h.flow == req.flow) cur = &h;
+        if (!cur) {
+            s.kind = StepKind::Unsupported;
+            s.note = driver + " reports no hash fields for " + req.flow + " (ETHTOOL_GRXFH)";
+        } else {
+            s.current = format_rss_hash_fields(cur->fields);
+            s.kind = s.current == s.target ? StepKind::Unchanged : StepKind::Change;
+        }
+        ip.steps.push_back(std::move(s));
+    }
+}
+
 // The smallest power of two >= n (the kernel rounds rps_sock_flow_entries so).
 uint64_t pow2_at_least(uint64_t n) {
     uint64_t p = 1;
@@ -343,6 +442,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
             ip.steps.push_back(feature_step(f, st));
         private_flag_steps(profile, st, ip);
         queue_steps(profile, st, ip);
+        rss_steps(profile, st, res, ip);  // [rss] (branch rss)
         if (profile.rps_flow_cnt && st.queues)
             rfs_entries += profile.rps_flow_cnt->value * st.queues->rx.size();
         const DriverFacts* df =

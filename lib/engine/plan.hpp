@@ -20,7 +20,9 @@ namespace nictune {
 
 // Channels first: a channel change makes the driver request its IRQs again
 // and changes the queue count that the per-queue phases (RPS, XPS) cover.
-// Private flags next: on i40e some reset the device.
+// Private flags next: on i40e some reset the device. RSS after the device
+// settings, so that its table names the queues the channels left (issue 17:
+// channels, RSS, IRQs, RPS, XPS).
 enum class Phase : uint8_t {
     Channels,
     PrivateFlags,
@@ -29,6 +31,7 @@ enum class Phase : uint8_t {
     Pause,
     Features,
     Coalesce,
+    Rss,  // [rss] (branch rss)
     Rps,
     Xps,
     Sysctl,

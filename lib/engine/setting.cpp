@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "model/rss.hpp"
+
 namespace nictune {
 
 std::string SettingId::path() const {
@@ -30,6 +32,12 @@ Result<SettingId> SettingId::parse(std::string_view path) {
         case Section::Xps:
             if (parse_queue_setting(*sec, rest))
                 return SettingId{*sec, std::nullopt, std::string(rest)};
+            break;
+        case Section::Rss:  // [rss] (branch rss)
+            if (rest == "indirection" ||
+                (rest.starts_with("hash.") && find_rss_flow_type(rest.substr(5)) &&
+                 find_rss_flow_type(rest.substr(5))->name == rest.substr(5)))
+                return SettingId::rss(std::string(rest));
             break;
         default:
             if (auto k = find_key(*sec, rest)) return SettingId::device(*k);
@@ -85,6 +93,17 @@ Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys
         const auto& rx = nic->queues->rx[q->queue];
         if (q->what == "cpus" && rx.rps_cpus) return *rx.rps_cpus;
         if (q->what == "flow_cnt" && rx.rps_flow_cnt) return *rx.rps_flow_cnt;
+        return {};
+    }
+    // [rss] (branch rss)
+    if (id.section == Section::Rss && nic && nic->rss) {
+        const RssState& r = *nic->rss;
+        if (id.name == "indirection") {
+            if (!r.indirection || r.indirection->empty()) return {};
+            return format_rss_indirection(*r.indirection, r.rx_rings.value_or(0));
+        }
+        for (const auto& h : r.hash)
+            if ("hash." + h.flow == id.name) return format_rss_hash_fields(h.fields);
         return {};
     }
     if (id.section == Section::Sysctl && sys) {

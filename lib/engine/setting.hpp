@@ -37,6 +37,10 @@ struct SettingId {
                          std::string(s == Section::Rps ? "rx-" : "tx-") + std::to_string(queue) +
                              "." + std::string(what)};
     }
+    // [rss] (branch rss): "rss.indirection", "rss.hash.tcp4"
+    static SettingId rss(std::string what) {
+        return SettingId{Section::Rss, std::nullopt, std::move(what)};
+    }
     static SettingId tuned() { return SettingId{Section::Tuned, std::nullopt, "profile"}; }
 };
 

@@ -117,8 +117,9 @@ struct Write {
 
 bool same_group(const Write& a, const Write& b) {
     if (a.id.section == Section::Sysctl || a.id.section == Section::Tuned ||
-        a.id.section == Section::Rps || a.id.section == Section::Xps)
-        return false;  // one value, one write (queue files take one value each)
+        a.id.section == Section::Rps || a.id.section == Section::Xps ||
+        a.id.section == Section::Rss)
+        return false;  // one value, one write (queue files, RSS ioctls take one value each)
     if (a.id.section != b.id.section) return false;
     return a.nic && b.nic && a.nic->ifindex == b.nic->ifindex;
 }
@@ -141,7 +142,7 @@ struct Group {
 bool batchable(const Write& w) {
     return w.nic.has_value() && w.id.section != Section::Sysctl && w.id.section != Section::Tuned &&
            w.id.section != Section::PrivateFlags && w.id.section != Section::Rps &&
-           w.id.section != Section::Xps;
+           w.id.section != Section::Xps && w.id.section != Section::Rss;
 }
 
 // A feature SET the kernel took (the wanted bit is the target) while it
@@ -224,6 +225,8 @@ Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_err
             failed = record(groups[gi],
                             q ? be.set_queue(*w0.nic, w0.id.section, q->queue, q->what, w0.value)
                               : fail(Errc::Internal, w0.id.path(), "not a queue setting"));
+        } else if (w0.id.section == Section::Rss) {  // [rss] (branch rss)
+            failed = record(groups[gi], be.set_rss(*w0.nic, w0.id.name, w0.value));
         } else if (w0.id.section == Section::Features) {
             std::vector<FeatureChange> changes;
             for (std::size_t g = gi; g < gj; ++g) {

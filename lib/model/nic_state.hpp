@@ -92,6 +92,25 @@ struct QueueSet {
     bool operator==(const QueueSet&) const = default;
 };
 
+// [rss]: receive side scaling as the ethtool ioctls report it
+// (ETHTOOL_GRXRINGS, ETHTOOL_GRSSH, ETHTOOL_GRXFH per flow type). Each part
+// is absent when the driver does not answer that request.
+struct RssHashFields {
+    std::string flow;     // canonical flow type name (model/rss.hpp): "tcp4"
+    uint64_t fields = 0;  // RXH_* bits
+    bool operator==(const RssHashFields&) const = default;
+};
+struct RssState {
+    std::optional<uint64_t> rx_rings;  // the RX rings the table may name
+    // The indirection table, one RX queue per entry; empty when the driver
+    // answers GRSSH without one (virtio_net without the RSS feature).
+    std::optional<std::vector<uint32_t>> indirection;
+    std::optional<uint32_t> key_size;  // bytes of the hash key
+    std::optional<uint8_t> hfunc;      // ETH_RSS_HASH_* bits, 0: not reported
+    std::vector<RssHashFields> hash;   // the flow types the driver answered, in table order
+    bool operator==(const RssState&) const = default;
+};
+
 struct Identity {
     // In nictune's text form (escape_name, util/strings.hpp), as every name.
     std::string name;
@@ -146,6 +165,9 @@ struct NicState {
     // Absent: not read, or the driver has none (EOPNOTSUPP).
     std::optional<std::vector<PrivateFlag>> private_flags;
     std::optional<QueueSet> queues;  // absent: not read, or no queues directory
+    // [rss] absent: not read, or the driver answers none of the RSS ioctls
+    // (EOPNOTSUPP: veth, netdevsim).
+    std::optional<RssState> rss;
     std::vector<ReadProblem> problems;
 };
 

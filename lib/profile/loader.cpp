@@ -11,6 +11,7 @@
 #include <set>
 
 #include "model/cpulist.hpp"
+#include "model/rss.hpp"
 #include "profile/features.hpp"
 #include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
@@ -217,6 +218,67 @@ Result<void> parse_steering(Section sec, const std::string& key, const toml::nod
     return {};
 }
 
+// [rss] queues = N and [rss.hash] FLOW = "fields" (branch rss).
+Result<void> parse_rss_hash(const toml::table& t, const std::string& file, Profile& out) {
+    std::vector<std::string_view> flows;
+    for (const auto& f : rss_flow_types()) {
+        flows.push_back(f.name);
+        if (!f.alias.empty()) flows.push_back(f.alias);
+    }
+    for (const auto& [kp, vp] : tomlutil::in_file_order(t)) {
+        const std::string key(kp->str());
+        const SourceLoc kloc = loc_of(kp->source(), file);
+        const SourceLoc vloc = loc_of(vp->source(), file);
+        const RssFlowType* flow = find_rss_flow_type(key);
+        if (!flow)
+            return invalid(kloc, "rss.hash: unknown flow type " + quote(key) +
+                                     " (ethtool's: tcp4 udp4 sctp4 ah4 esp4 tcp6 udp6 sctp6 ah6 "
+                                     "esp6 ether)" +
+                                     did_you_mean(key, flows));
+        const std::string what = "rss.hash." + key;
+        auto text = string_value(*vp, vloc, what);
+        if (!text) return std::unexpected(text.error());
+        auto bits = text->starts_with("0x") ? std::nullopt : parse_rss_hash_fields(*text);
+        if (!bits || *bits == 0)
+            return invalid(vloc, what + ": " + quote(*text) +
+                                     " is not a set of ethtool's hash field letters (m v t s d f "
+                                     "n r, each once, e.g. \"sdfn\")");
+        auto same = std::find_if(out.rss_hash.begin(), out.rss_hash.end(),
+                                 [&](const RssHashRequest& r) { return r.flow == flow->name; });
+        if (same != out.rss_hash.end())
+            return invalid(kloc, what + ": " + std::string(flow->name) + " and " +
+                                     std::string(flow->alias) + " are one flow type (given at " +
+                                     same->loc.str() + ")");
+        out.rss_hash.push_back(RssHashRequest{std::string(flow->name), *bits, vloc});
+    }
+    return {};
+}
+
+Result<void> parse_rss(const std::string& key, const toml::node& v, const SourceLoc& kloc,
+                       const SourceLoc& vloc, const std::string& file, Profile& out) {
+    if (key == "queues") {
+        auto i = v.as_integer();
+        if (!i)
+            return invalid(vloc, "rss.queues: expected a number, got " + std::string(type_name(v)));
+        // The kernel's ring indices are u32; no NIC has more than a few
+        // hundred queues, and ethtool_rxfh tables hold at most a few thousand.
+        if (i->get() < 1 || i->get() > 65536)
+            return invalid(vloc,
+                           "rss.queues: " + std::to_string(i->get()) + " is out of range 1..65536");
+        out.rss_queues = Target{static_cast<uint64_t>(i->get()), false, vloc};
+        return {};
+    }
+    if (key == "hash") {
+        auto t = v.as_table();
+        if (!t)
+            return invalid(vloc, "rss.hash: expected a table ([rss.hash] tcp4 = \"sdfn\"), got " +
+                                     std::string(type_name(v)));
+        return parse_rss_hash(*t, file, out);
+    }
+    return invalid(kloc, "unknown key " + quote(key) + " in [rss]" +
+                             did_you_mean(key, std::vector<std::string_view>{"queues", "hash"}));
+}
+
 Result<void> parse_section(Section sec, const toml::table& t, const std::string& file,
                            const ParseOptions& opts, Profile& out) {
     const auto& sinfo = section_info(sec);
@@ -268,6 +330,12 @@ Result<void> parse_section(Section sec, const toml::table& t, const std::string&
 
         if (sec == Section::Rps || sec == Section::Xps) {
             if (auto r = parse_steering(sec, key, v, kloc, vloc, out); !r) return r;
+            continue;
+        }
+
+        // [rss] (branch rss)
+        if (sec == Section::Rss) {
+            if (auto r = parse_rss(key, v, kloc, vloc, file, out); !r) return r;
             continue;
         }
 
@@ -640,6 +708,16 @@ void merge_into(Profile& base, const Profile& over) {
     if (over.rps_cpus) base.rps_cpus = over.rps_cpus;
     if (over.rps_flow_cnt) base.rps_flow_cnt = over.rps_flow_cnt;
     if (over.xps_cpus) base.xps_cpus = over.xps_cpus;
+    // [rss] (branch rss)
+    if (over.rss_queues) base.rss_queues = over.rss_queues;
+    for (const auto& h : over.rss_hash) {
+        auto it = std::find_if(base.rss_hash.begin(), base.rss_hash.end(),
+                               [&](const RssHashRequest& b) { return b.flow == h.flow; });
+        if (it != base.rss_hash.end())
+            *it = h;
+        else
+            base.rss_hash.push_back(h);
+    }
     if (over.tuned_profile) {
         base.tuned_profile = over.tuned_profile;
         base.tuned_loc = over.tuned_loc;

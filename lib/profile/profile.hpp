@@ -54,6 +54,13 @@ struct CpusRequest {
     SourceLoc loc;
 };
 
+// [rss.hash] FLOW = "fields" (branch rss).
+struct RssHashRequest {
+    std::string flow;     // canonical flow type name (model/rss.hpp), esp4 given as ah4
+    uint64_t fields = 0;  // RXH_* bits
+    SourceLoc loc;
+};
+
 struct ProfileMatch {
     std::vector<std::string> drivers;
     std::vector<std::string> pci_ids;     // lower-case "8086:10fb"
@@ -85,6 +92,9 @@ struct Profile {
     std::optional<CpusRequest> rps_cpus;
     std::optional<Target> rps_flow_cnt;
     std::optional<CpusRequest> xps_cpus;
+    // [rss] (branch rss)
+    std::optional<Target> rss_queues;      // queues = N
+    std::vector<RssHashRequest> rss_hash;  // in file order, one per flow type
     std::optional<std::string> tuned_profile;
     SourceLoc tuned_loc;
 

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "model/rss.hpp"
 #include "model/value_json.hpp"
 #include "report/health_report.hpp"
 #include "util/json_writer.hpp"
@@ -137,6 +138,43 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
             w.field("cpus", st.queues->tx[q].xps_cpus);
             w.end_object();
         }
+        w.end_object();
+    } else {
+        w.null();
+    }
+    // [rss] (branch rss): null when the driver answers no RSS ioctl.
+    w.key("rss");
+    if (st.rss) {
+        const RssState& r = *st.rss;
+        w.begin_object();
+        w.field("rx_rings", r.rx_rings);
+        w.key("indirection");
+        if (r.indirection && !r.indirection->empty()) {
+            w.begin_array();
+            for (uint32_t q : *r.indirection)
+                w.value(static_cast<uint64_t>(q));
+            w.end_array();
+        } else {
+            w.null();
+        }
+        // The profile's key: N when entry i holds i % N (an equal spread).
+        std::optional<uint64_t> queues;
+        if (r.indirection && !r.indirection->empty())
+            queues =
+                rss_equal_queues(format_rss_indirection(*r.indirection, r.rx_rings.value_or(0)),
+                                 r.rx_rings.value_or(0));
+        w.field("queues", queues);
+        w.field("key_size", r.key_size);
+        w.key("hfunc");
+        if (r.hfunc && *r.hfunc)
+            w.value(format_rss_hfunc(*r.hfunc));
+        else
+            w.null();
+        w.key("hash");
+        w.begin_object();
+        for (const auto& h : r.hash)
+            w.field(h.flow, format_rss_hash_fields(h.fields));
+        w.end_object();
         w.end_object();
     } else {
         w.null();

@@ -159,6 +159,47 @@ void queue_lines(std::string& out, const Style& s, const Json& i) {
     }
 }
 
+// [rss] (branch rss): one line; none for a reply without the key (an older
+// nictuned).
+void rss_line(std::string& out, const Style& s, const Json& i) {
+    if (!i.contains("rss")) return;
+    const Json& r = i.at("rss");
+    if (!r.is_object()) {
+        out += fmt::format("  {} {}\n", s.label("rss"), s.dim("not supported by the driver"));
+        return;
+    }
+    std::vector<std::string> parts;
+    if (r.contains("rx_rings") && r.at("rx_rings").is_number())
+        parts.push_back(fmt::format("{} RX rings", r.at("rx_rings").get<uint64_t>()));
+    if (r.contains("indirection") && r.at("indirection").is_array()) {
+        const auto n = r.at("indirection").size();
+        if (r.contains("queues") && r.at("queues").is_number())
+            parts.push_back(fmt::format("table of {} spread over {} queues", n,
+                                        r.at("queues").get<uint64_t>()));
+        else
+            parts.push_back(fmt::format("table of {} (uneven)", n));
+    }
+    if (r.contains("hfunc") && r.at("hfunc").is_string())
+        parts.push_back(r.at("hfunc").get<std::string>());
+    if (r.contains("hash") && r.at("hash").is_object() && !r.at("hash").empty()) {
+        const Json& h = r.at("hash");
+        auto text = [](const Json& f) {
+            return f.is_string() && !f.get<std::string>().empty() ? f.get<std::string>()
+                                                                  : std::string("-");
+        };
+        const std::string first = text(h.begin().value());
+        bool same = true;
+        for (const auto& [flow, f] : h.items())
+            same = same && text(f) == first;
+        if (same)
+            parts.push_back("hash " + first + " for every flow type");
+        else
+            for (const auto& [flow, f] : h.items())
+                parts.push_back(flow + " " + text(f));
+    }
+    line(out, s, "rss", parts);
+}
+
 void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {
     std::string title = s.bold(str(i, "name"));
     if (!str(i, "driver").empty())
@@ -234,6 +275,7 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     }
     section_line(out, s, i, Section::Pause);
     queue_lines(out, s, i);
+    rss_line(out, s, i);
 
     out += interface_health_text(i, [&](std::string_view n) { return s.label(n); });
 

@@ -77,3 +77,23 @@ Result<DrvInfo> IoctlSocket::drvinfo(std::string_view ifname) const {
 }
 
 }  // namespace nictune::sysinfo
+
+namespace nictune::sysinfo {
+
+Result<void> IoctlSocket::ethtool(std::string_view ifname, void* data,
+                                  std::string_view what) const {
+    if (ifname.empty() || ifname.size() >= IFNAMSIZ || ifname.find('\0') != std::string_view::npos)
+        return fail(Errc::InvalidArgument, std::string(what),
+                    "invalid interface name \"" + escape_name(ifname) + "\"");
+    ifreq ifr{};
+    std::memcpy(ifr.ifr_name, ifname.data(), ifname.size());
+    ifr.ifr_data = static_cast<char*>(data);
+    if (::ioctl(fd_, SIOCETHTOOL, &ifr) < 0) {
+        const int saved_errno = errno;
+        return fail_errno(saved_errno, escape_name(ifname) + ": " + std::string(what),
+                          Errc::Kernel);
+    }
+    return {};
+}
+
+}  // namespace nictune::sysinfo

@@ -35,6 +35,9 @@ class IoctlSocket {
     ~IoctlSocket();
     // ENODEV -> Errc::NoSuchInterface; EOPNOTSUPP -> Errc::Unsupported.
     Result<DrvInfo> drvinfo(std::string_view ifname) const;
+    // Any other ethtool command: `data` is its struct, `what` names it for
+    // the error ("rss: get"). Errors as drvinfo's.
+    Result<void> ethtool(std::string_view ifname, void* data, std::string_view what) const;
 
   private:
     explicit IoctlSocket(int fd) : fd_(fd) {}

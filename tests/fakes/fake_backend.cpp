@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/rss.hpp"
+
 namespace nictune::test {
 
 NicState* FakeBackend::nic(const std::string& name) {
@@ -89,6 +91,17 @@ Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
         if (n->values.get(k) != now) notify(ref.ifindex, ReadRequest::bit(section));
         n->values.set(k, now);
     }
+    // [rss] (branch rss): the RX rings follow the channels.
+    if (section == Section::Channels && n->rss && n->rss->rx_rings) {
+        const uint64_t rings =
+            n->values.get(Key::ChanCombined).value_or(0) + n->values.get(Key::ChanRx).value_or(0);
+        n->rss->rx_rings = rings;
+        if (n->rss->indirection && rings > 0 &&
+            std::find(rss_configured.begin(), rss_configured.end(), ref.ifindex) ==
+                rss_configured.end())
+            for (std::size_t i = 0; i < n->rss->indirection->size(); ++i)
+                (*n->rss->indirection)[i] = static_cast<uint32_t>(i % rings);
+    }
     return after_set(ref.name);
 }
 
@@ -155,6 +168,41 @@ Result<void> FakeBackend::set_queue(const NicRef& ref, Section section, std::siz
     else
         return fail(Errc::Unsupported, ref.name, "no such queue");
     return {};
+}
+
+// [rss] (branch rss)
+Result<void> FakeBackend::set_rss(const NicRef& ref, std::string_view what, const Scalar& value) {
+    if (auto r = before_set("set_rss " + ref.name + " " + std::string(what)); !r) return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    const auto* text = std::get_if<std::string>(&value);
+    if (!n->rss || !text)
+        return std::unexpected(
+            Error{Errc::Unsupported, EOPNOTSUPP, ref.name, "Operation not supported", ""});
+    RssState& r = *n->rss;
+    if (what == "indirection") {
+        if (!r.indirection || r.indirection->empty() || !r.rx_rings)
+            return std::unexpected(
+                Error{Errc::Unsupported, EOPNOTSUPP, ref.name, "Operation not supported", ""});
+        auto table = rss_indirection_table(*text, r.indirection->size(), *r.rx_rings);
+        if (!table) return fail(Errc::InvalidArgument, ref.name, "not a table");
+        for (uint32_t q : *table)
+            if (q >= *r.rx_rings)
+                return std::unexpected(
+                    Error{Errc::Kernel, EINVAL, ref.name, "Invalid argument", ""});
+        r.indirection = std::move(*table);
+        std::erase(rss_configured, ref.ifindex);
+        if (*text != "default") rss_configured.push_back(ref.ifindex);
+        return after_set(ref.name);
+    }
+    auto bits = parse_rss_hash_fields(*text);
+    for (auto& h : r.hash)
+        if (what == "hash." + h.flow && bits) {
+            h.fields = *bits;
+            return after_set(ref.name);
+        }
+    return std::unexpected(
+        Error{Errc::Unsupported, EOPNOTSUPP, ref.name, "Operation not supported", ""});
 }
 
 Result<void> FakeBackend::set_sysctl(const std::string& name, const std::string& value) {

@@ -70,10 +70,20 @@ class FakeBackend : public Backend {
     Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) override;
     Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
                            std::string_view what, const Scalar& value) override;
+    // [rss] (branch rss): as the kernel's ethtool_set_rxfh and the drivers'
+    // set_rxnfc: a table naming a queue at or past rx_rings fails with
+    // EINVAL, a flow type the device does not report with EOPNOTSUPP,
+    // "default" spreads over rx_rings. A channel change (set_device) sets
+    // rx_rings to combined + rx and, while the table is not the operator's
+    // (never set, or set to "default"), spreads it again, as ixgbe and i40e do.
+    Result<void> set_rss(const NicRef& nic, std::string_view what, const Scalar& value) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
     bool observe_changes(bool on) override;
     Observed observed(std::span<const ObserveRequest> wanted) override;
+
+    // Interfaces whose table the operator set (the kernel's IFF_RXFH_CONFIGURED).
+    std::vector<int> rss_configured;
 
   private:
     void notify(int ifindex, uint32_t section_bit);
