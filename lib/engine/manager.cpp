@@ -24,6 +24,7 @@ uint32_t sections_for(const Profile& profile) {
     if (!profile.private_flags.empty()) sections |= ReadRequest::bit(Section::PrivateFlags);
     if (profile.rps_cpus || profile.rps_flow_cnt) sections |= ReadRequest::bit(Section::Rps);
     if (profile.xps_cpus) sections |= ReadRequest::bit(Section::Xps);
+    if (profile.irq) sections |= ReadRequest::bit(Section::Irq);
     return sections;
 }
 

@@ -29,6 +29,9 @@ enum class Phase : uint8_t {
     Pause,
     Features,
     Coalesce,
+    // [irq]: after channels (a channel change requests the IRQs again and
+    // changes how many there are), before RPS and XPS.
+    Irq,
     Rps,
     Xps,
     Sysctl,

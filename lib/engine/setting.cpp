@@ -1,6 +1,9 @@
 #include "engine/setting.hpp"
 
+#include <algorithm>
 #include <charconv>
+
+#include "model/cpulist.hpp"
 
 namespace nictune {
 
@@ -31,6 +34,10 @@ Result<SettingId> SettingId::parse(std::string_view path) {
             if (parse_queue_setting(*sec, rest))
                 return SettingId{*sec, std::nullopt, std::string(rest)};
             break;
+        case Section::Irq:
+            if (rest == SettingId::kIrqbalanceBanned) return SettingId::irqbalance_banned();
+            if (auto n = parse_irq_setting(rest)) return SettingId::irq(*n);
+            break;
         default:
             if (auto k = find_key(*sec, rest)) return SettingId::device(*k);
             break;
@@ -50,6 +57,15 @@ std::optional<QueueSettingName> parse_queue_setting(Section s, std::string_view 
     out.what = name.substr(dot + 1);
     if (out.what == "cpus" || (s == Section::Rps && out.what == "flow_cnt")) return out;
     return std::nullopt;
+}
+
+std::optional<unsigned> parse_irq_setting(std::string_view name) {
+    if (!name.ends_with(".cpus")) return std::nullopt;
+    name.remove_suffix(5);
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    if (ec != std::errc() || end != name.data() + name.size() || name.empty()) return std::nullopt;
+    return n;
 }
 
 std::optional<uint64_t> device_value_of(Key k, const Scalar& s) {
@@ -85,6 +101,22 @@ Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys
         const auto& rx = nic->queues->rx[q->queue];
         if (q->what == "cpus" && rx.rps_cpus) return *rx.rps_cpus;
         if (q->what == "flow_cnt" && rx.rps_flow_cnt) return *rx.rps_flow_cnt;
+        return {};
+    }
+    if (id.section == Section::Irq && nic && nic->irq) {
+        if (id.name == SettingId::kIrqbalanceBanned) {
+            const auto& ib = nic->irq->irqbalance;
+            if (!ib || !ib->banned) return {};
+            std::vector<unsigned> mine;
+            for (const auto& q : nic->irq->irqs)
+                if (std::find(ib->banned->begin(), ib->banned->end(), q.irq) != ib->banned->end())
+                    mine.push_back(q.irq);
+            return format_cpulist(mine);
+        }
+        auto n = parse_irq_setting(id.name);
+        if (!n) return {};
+        for (const auto& q : nic->irq->irqs)
+            if (q.irq == *n && q.affinity) return *q.affinity;
         return {};
     }
     if (id.section == Section::Sysctl && sys) {

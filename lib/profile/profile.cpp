@@ -13,7 +13,7 @@ bool Profile::empty() const {
     return std::none_of(settings.begin(), settings.end(),
                         [](const auto& s) { return s.has_value(); }) &&
            features.empty() && sysctl.empty() && private_flags.empty() && !rps_cpus &&
-           !rps_flow_cnt && !xps_cpus && !tuned_profile;
+           !rps_flow_cnt && !xps_cpus && !irq && !tuned_profile;
 }
 
 }  // namespace nictune

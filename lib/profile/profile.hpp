@@ -54,6 +54,14 @@ struct CpusRequest {
     SourceLoc loc;
 };
 
+// [irq]: policy = "local" / "all" (one CPU per IRQ, round robin) or cpus.
+struct IrqRequest {
+    enum class Policy : uint8_t { Local, All, Cpus };
+    Policy policy = Policy::Local;
+    std::vector<unsigned> cpus;  // Policy::Cpus: sorted, no duplicates
+    SourceLoc loc;
+};
+
 struct ProfileMatch {
     std::vector<std::string> drivers;
     std::vector<std::string> pci_ids;     // lower-case "8086:10fb"
@@ -85,6 +93,7 @@ struct Profile {
     std::optional<CpusRequest> rps_cpus;
     std::optional<Target> rps_flow_cnt;
     std::optional<CpusRequest> xps_cpus;
+    std::optional<IrqRequest> irq;
     std::optional<std::string> tuned_profile;
     SourceLoc tuned_loc;
 

@@ -141,6 +141,22 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
     } else {
         w.null();
     }
+    // [irq]: the queue IRQs by number; null when the device has none (veth).
+    w.key("irq");
+    if (st.irq && !st.irq->irqs.empty()) {
+        w.begin_object();
+        for (const auto& q : st.irq->irqs) {
+            w.key(std::to_string(q.irq));
+            w.begin_object();
+            w.field("name", q.name);
+            w.field("affinity", q.affinity);
+            w.field("effective", q.effective);
+            w.end_object();
+        }
+        w.end_object();
+    } else {
+        w.null();
+    }
     w.key("profile");
     if (a.profile && a.profile->profile) {
         w.begin_object();

@@ -70,6 +70,13 @@ class FakeBackend : public Backend {
     Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) override;
     Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
                            std::string_view what, const Scalar& value) override;
+    // [irq]: IRQs in managed_irqs answer EIO (Errc::Unsupported), as the
+    // kernel's irq_can_set_affinity_usr() does; the effective affinity
+    // becomes the list's first CPU (as x86's vector allocation picks one).
+    // irqbalance is machine wide: a ban changes every interface's copy.
+    std::vector<unsigned> managed_irqs;
+    Result<void> set_irq_affinity(const NicRef& nic, unsigned irq, std::string_view cpus) override;
+    Result<void> set_irqbalance_banned(const NicRef& nic, std::string_view irqs) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
     bool observe_changes(bool on) override;
