@@ -103,12 +103,27 @@ class Backend {
         return fail(Errc::Unsupported, nic.name + ": queues: set",
                     "this backend cannot set queue steering");
     }
-    // [rss] (branch rss): "indirection" (a table's text form, model/rss.hpp:
+    // [rss]: "indirection" (a table's text form, model/rss.hpp:
     // "default", "equal N" or every entry's queue) or "hash.FLOW" (ethtool's
     // field letters), through the ETHTOOL_SRSSH / ETHTOOL_SRXFH ioctls.
     virtual Result<void> set_rss(const NicRef& nic, std::string_view what, const Scalar& value) {
         (void)what, (void)value;
         return fail(Errc::Unsupported, nic.name + ": rss: set", "this backend cannot set RSS");
+    }
+    // [irq]: one queue IRQ's CPUs (/proc/irq/N/smp_affinity_list, a CPU
+    // list). A managed IRQ (EIO) is Errc::Unsupported.
+    virtual Result<void> set_irq_affinity(const NicRef& nic, unsigned irq, std::string_view cpus) {
+        (void)irq, (void)cpus;
+        return fail(Errc::Unsupported, nic.name + ": irq: set",
+                    "this backend cannot set IRQ affinity");
+    }
+    // [irq]: which of the interface's queue IRQs irqbalance leaves alone
+    // (`irqs`, a list in CPU list form: "34-36"); the bans of other IRQs
+    // stay as they are.
+    virtual Result<void> set_irqbalance_banned(const NicRef& nic, std::string_view irqs) {
+        (void)irqs;
+        return fail(Errc::Unsupported, nic.name + ": irq.irqbalance_banned: set",
+                    "this backend cannot talk to irqbalance");
     }
     virtual Result<void> set_sysctl(const std::string& name, const std::string& value) = 0;
     // Switches tuned's profile (Errc::Unsupported when tuned is not running).

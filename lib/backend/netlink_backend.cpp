@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ethnl/codecs.hpp"
+#include "model/cpulist.hpp"
 #include "model/value.hpp"
 #include "sysinfo/rss_ioctl.hpp"
 #include "util/strings.hpp"
@@ -55,6 +56,7 @@ NetlinkBackend::NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl:
       ioctl_(std::move(io)),
       sysfs_(opts_.sysfs_root),
       queue_files_(opts_.sysfs_root),
+      irq_files_(sysinfo::IrqRoots{opts_.sysfs_root, opts_.proc_root, opts_.run_root}),
       procsys_(opts_.procsys_root) {}
 
 Result<std::unique_ptr<NetlinkBackend>> NetlinkBackend::open(NetlinkBackendOptions opts) {
@@ -286,6 +288,7 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
         if (auto r = read_ethtool_dumps(nics, req); !r) return std::unexpected(r.error());
     }
     if (auto r = read_queues_and_flags(nics, req); !r) return std::unexpected(r.error());
+    if (req.wants(Section::Irq)) read_irqs(nics);
     if (!req.identity) return nics;
 
     for (auto it = nics.begin(); it != nics.end();) {
@@ -311,7 +314,7 @@ Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
                                                    const ReadRequest& req) {
     const bool queues = req.wants(Section::Rps) || req.wants(Section::Xps);
     const bool flags = req.wants(Section::PrivateFlags);
-    const bool rss = req.wants(Section::Rss);  // [rss] (branch rss)
+    const bool rss = req.wants(Section::Rss);  // [rss]
     if (!queues && !flags && !rss) return {};
     for (auto& nic : nics) {
         if (rss) {
@@ -346,6 +349,33 @@ Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
         }
     }
     return {};
+}
+
+void NetlinkBackend::read_irqs(std::vector<NicState>& nics) {
+    if (nics.empty()) return;
+    auto table = irq_files_.interrupts();
+    std::optional<IrqBalance> ib;
+    bool ib_read = false;
+    for (auto& nic : nics) {
+        auto bytes = unescape_name(nic.id.name);
+        if (!bytes) continue;
+        if (!table) {
+            nic.problems.push_back(
+                ReadProblem{Section::Irq, table.error().sys_errno, table.error().str()});
+            continue;
+        }
+        auto p = irq_files_.read(*bytes, *table);
+        if (!p) {
+            nic.problems.push_back(ReadProblem{Section::Irq, p.error().sys_errno, p.error().str()});
+            continue;
+        }
+        if (*p) {
+            if (!ib_read) ib = irq_files_.irqbalance();
+            ib_read = true;
+            (*p)->irqbalance = ib;
+        }
+        nic.irq = std::move(*p);
+    }
 }
 
 Result<SystemState> NetlinkBackend::read_system(const SystemQuery& query) {
@@ -440,7 +470,7 @@ Result<void> NetlinkBackend::set_queue(const NicRef& nic, Section section, std::
     return queue_files_.write_flow_cnt(*bytes, nic.name, queue, *n);
 }
 
-// [rss] (branch rss)
+// [rss]
 Result<void> NetlinkBackend::set_rss(const NicRef& nic, std::string_view what,
                                      const Scalar& value) {
     auto bytes = unescape_name(nic.name);
@@ -453,6 +483,23 @@ Result<void> NetlinkBackend::set_rss(const NicRef& nic, std::string_view what,
     if (what.starts_with("hash."))
         return sysinfo::rss::set_hash_fields(ioctl_, *bytes, nic.name, what.substr(5), *text);
     return fail(Errc::Internal, nic.name, "not an RSS setting: " + std::string(what));
+}
+
+Result<void> NetlinkBackend::set_irq_affinity(const NicRef& nic, unsigned irq,
+                                              std::string_view cpus) {
+    return irq_files_.write_affinity(
+        irq, cpus,
+        nic.name + ": irq." + std::to_string(irq) + ".cpus=\"" + std::string(cpus) + "\": set");
+}
+
+Result<void> NetlinkBackend::set_irqbalance_banned(const NicRef& nic, std::string_view irqs) {
+    const std::string context =
+        nic.name + ": irq.irqbalance_banned=\"" + std::string(irqs) + "\": set";
+    auto wanted = parse_cpulist(irqs);
+    if (!wanted) return fail(Errc::InvalidArgument, context, "not a list of IRQs");
+    auto bytes = unescape_name(nic.name);
+    if (!bytes) return fail(Errc::InvalidArgument, context, bytes.error().message);
+    return irq_files_.ban_for_interface(*bytes, *wanted, context);
 }
 
 Result<void> NetlinkBackend::set_features(const NicRef& nic, uint32_t nbits,

@@ -18,6 +18,7 @@
 #include "rtnl/link.hpp"
 #include "sysinfo/drvinfo.hpp"
 #include "sysinfo/hwdb.hpp"
+#include "sysinfo/irq.hpp"
 #include "sysinfo/procsys.hpp"
 #include "sysinfo/queues.hpp"
 #include "sysinfo/sysfs.hpp"
@@ -28,6 +29,10 @@ namespace nictune {
 struct NetlinkBackendOptions {
     std::filesystem::path sysfs_root = "/sys";
     std::filesystem::path procsys_root = "/proc/sys";
+    // [irq]: /proc/irq, /proc/interrupts, /proc/PID/comm (irqbalance) and
+    // /run/irqbalance (its socket).
+    std::filesystem::path proc_root = "/proc";
+    std::filesystem::path run_root = "/run";
     tuned::Options tuned;
     // Up to this many named interfaces are read with per-device requests;
     // more (or all) with one dump per family. A dump costs as much for one
@@ -62,7 +67,9 @@ class NetlinkBackend final : public Backend {
     Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
                            std::string_view what, const Scalar& value) override;
     Result<void> set_rss(const NicRef& nic, std::string_view what,
-                         const Scalar& value) override;  // [rss] (branch rss)
+                         const Scalar& value) override;  // [rss]
+    Result<void> set_irq_affinity(const NicRef& nic, unsigned irq, std::string_view cpus) override;
+    Result<void> set_irqbalance_banned(const NicRef& nic, std::string_view irqs) override;
     std::vector<Result<void>> set_devices(std::span<const DeviceChange> changes) override;
     std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) override;
 
@@ -87,6 +94,9 @@ class NetlinkBackend final : public Backend {
     void read_identity(NicState& nic);
     // sysfs queues/, the ethtool private flags and RSS (ioctls), per interface.
     Result<void> read_queues_and_flags(std::vector<NicState>& nics, const ReadRequest& req);
+    // [irq]: the queue IRQs of each interface, /proc/interrupts and
+    // irqbalance read once for all.
+    void read_irqs(std::vector<NicState>& nics);
     // Reads what the observer's sockets hold (after each SET batch, so that
     // their queues stay short, and before observed()).
     void drain_observer();
@@ -112,6 +122,7 @@ class NetlinkBackend final : public Backend {
     sysinfo::IoctlSocket ioctl_;
     sysinfo::Sysfs sysfs_;
     sysinfo::QueueFiles queue_files_;
+    sysinfo::IrqFiles irq_files_;
     sysinfo::Hwdb hwdb_;
     sysinfo::ProcSys procsys_;
     std::unique_ptr<SystemHealthReader> health_;

@@ -24,8 +24,9 @@ uint32_t sections_for(const Profile& profile) {
     if (!profile.private_flags.empty()) sections |= ReadRequest::bit(Section::PrivateFlags);
     if (profile.rps_cpus || profile.rps_flow_cnt) sections |= ReadRequest::bit(Section::Rps);
     if (profile.xps_cpus) sections |= ReadRequest::bit(Section::Xps);
-    if (profile.rss_queues || !profile.rss_hash.empty())  // [rss] (branch rss)
+    if (profile.rss_queues || !profile.rss_hash.empty())  // [rss]
         sections |= ReadRequest::bit(Section::Rss);
+    if (profile.irq) sections |= ReadRequest::bit(Section::Irq);
     return sections;
 }
 

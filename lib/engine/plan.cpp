@@ -5,6 +5,7 @@
 
 #include "engine/audit.hpp"
 #include "model/cpulist.hpp"
+#include "model/irq.hpp"
 #include "model/rss.hpp"
 #include "sysinfo/procsys.hpp"
 #include "util/strings.hpp"
@@ -17,11 +18,13 @@ const char* phase_name(Phase p) {
             return "channels";
         case Phase::PrivateFlags:
             return "private_flags";
+        case Phase::Irq:
+            return "irq";
         case Phase::Rps:
             return "rps";
         case Phase::Xps:
             return "xps";
-        case Phase::Rss:  // [rss] (branch rss)
+        case Phase::Rss:  // [rss]
             return "rss";
         case Phase::Rings:
             return "rings";
@@ -65,11 +68,13 @@ Phase phase_of(Section s) {
             return Phase::Channels;
         case Section::PrivateFlags:
             return Phase::PrivateFlags;
+        case Section::Irq:
+            return Phase::Irq;
         case Section::Rps:
             return Phase::Rps;
         case Section::Xps:
             return Phase::Xps;
-        case Section::Rss:  // [rss] (branch rss)
+        case Section::Rss:  // [rss]
             return Phase::Rss;
         case Section::Rings:
             return Phase::Rings;
@@ -259,7 +264,7 @@ void queue_steps(const Profile& profile, const NicState& st, InterfacePlan& ip) 
     }
 }
 
-// [rss] (branch rss): the indirection table as one step, the hash fields of
+// [rss]: the indirection table as one step, the hash fields of
 // each flow type as one step each, so that each keeps its own original.
 void rss_steps(const Profile& profile, const NicState& st, const Resolved& res, InterfacePlan& ip) {
     if (!profile.rss_queues && profile.rss_hash.empty()) return;
@@ -353,6 +358,146 @@ void rss_steps(const Profile& profile, const NicState& st, const Resolved& res, 
     }
 }
 
+// [irq]: the irqbalance step first (it must leave the IRQs alone before
+// they are placed), then one step per queue IRQ, so that each IRQ's own
+// original is saved and restored.
+void irq_steps(const Profile& profile, const NicState& st, InterfacePlan& ip) {
+    if (!profile.irq) return;
+    const IrqRequest& req = *profile.irq;
+    using P = IrqRequest::Policy;
+    const std::string requested = req.policy == P::Local ? "irq.policy = \"local\""
+                                  : req.policy == P::All
+                                      ? "irq.policy = \"all\""
+                                      : "irq.cpus = \"" + format_cpulist(req.cpus) + "\"";
+    auto unsupported = [&](std::string note) {
+        PlanStep s;
+        s.phase = Phase::Irq;
+        s.setting = SettingId{Section::Irq, std::nullopt, "queues"};
+        s.requested = requested;
+        s.kind = StepKind::Unsupported;
+        s.note = std::move(note);
+        ip.steps.push_back(std::move(s));
+    };
+    if (!st.irq || st.irq->irqs.empty()) {
+        unsupported(
+            "no queue IRQs: no MSI vectors of its own named as queues in /proc/interrupts (a "
+            "virtual device such as veth, or a driver that requests them only while the "
+            "interface is up)");
+        return;
+    }
+    const IrqPlacement& pl = *st.irq;
+    // Where the IRQs go, and why.
+    std::vector<unsigned> cpus;
+    std::string where;
+    bool round_robin = true;
+    if (req.policy == P::Local && pl.numa_node && !pl.node_cpus.empty()) {
+        cpus = pl.node_cpus;
+        where = "one CPU each of NUMA node " + std::to_string(*pl.numa_node) + " (" +
+                format_cpulist(cpus) + "), round robin";
+    } else if (req.policy == P::Local || req.policy == P::All) {
+        cpus = pl.online_cpus;
+        where = "one CPU each of all online CPUs (" + format_cpulist(cpus) + "), round robin";
+        if (req.policy == P::Local)
+            where += pl.numa_node
+                         ? ": NUMA node " + std::to_string(*pl.numa_node) + " has no online CPU"
+                         : ": the device has no NUMA node (numa_node -1), so every "
+                           "online CPU is local";
+    } else {
+        round_robin = false;
+        for (unsigned c : req.cpus)
+            if (pl.online_cpus.empty() ||
+                std::binary_search(pl.online_cpus.begin(), pl.online_cpus.end(), c))
+                cpus.push_back(c);
+        if (cpus.empty()) {
+            PlanStep s;
+            s.phase = Phase::Irq;
+            s.setting = SettingId{Section::Irq, std::nullopt, "cpus"};
+            s.requested = requested;
+            s.kind = StepKind::Refused;
+            s.note = req.loc.str() + ": none of CPUs " + format_cpulist(req.cpus) +
+                     " is online (online: " + format_cpulist(pl.online_cpus) +
+                     "); the kernel refuses such an affinity";
+            ip.steps.push_back(std::move(s));
+            return;
+        }
+        cpus = req.cpus;  // as written: the kernel keeps offline CPUs in the mask
+        where = "CPUs " + format_cpulist(cpus) + " for every queue IRQ";
+    }
+    if (cpus.empty()) {
+        unsupported("the online CPUs could not be read (/sys/devices/system/cpu/online)");
+        return;
+    }
+
+    std::vector<unsigned> all;
+    for (const auto& q : pl.irqs)
+        all.push_back(q.irq);
+    std::string irqbalance_note;
+    if (!pl.irqbalance) {
+        irqbalance_note = "irqbalance is not running";
+    } else {
+        const IrqBalance& ib = *pl.irqbalance;
+        PlanStep s;
+        s.phase = Phase::Irq;
+        s.setting = SettingId::irqbalance_banned();
+        s.requested = requested;
+        s.target = format_cpulist(all);
+        if (!ib.banned) {
+            s.kind = StepKind::Unsupported;
+            s.note = "irqbalance (pid " + std::to_string(ib.pid) +
+                     ") runs and cannot be told to leave these IRQs alone (" + ib.problem +
+                     "): it will move them again within its interval (10 s). nictune does not "
+                     "stop it: stop it (systemctl disable --now irqbalance, Intel's advice) or "
+                     "start it with --banirq=N for each";
+        } else {
+            std::vector<unsigned> mine, others;
+            for (unsigned b : *ib.banned)
+                (std::find(all.begin(), all.end(), b) != all.end() ? mine : others).push_back(b);
+            s.current = format_cpulist(mine);
+            std::vector<unsigned> after = others;
+            after.insert(after.end(), all.begin(), all.end());
+            const std::size_t length = irqbalance_ban_message(after).size();
+            s.note = "irqbalance (pid " + std::to_string(ib.pid) + ") is told over " + ib.socket +
+                     " to leave IRQs " + format_cpulist(all) +
+                     " alone (settings ban irqs); it keeps running and balancing the others, "
+                     "and forgets the ban when it restarts. nictune does not stop it";
+            if (length > kIrqbalanceMessageLimit) {
+                s.kind = StepKind::Unsupported;
+                s.note = "irqbalance (pid " + std::to_string(ib.pid) +
+                         ") runs, and the IRQs it would have to leave alone do not fit in the " +
+                         std::to_string(kIrqbalanceMessageLimit) +
+                         " bytes it reads from its socket: it will move them again. nictune "
+                         "does not stop it: stop it (systemctl disable --now irqbalance) or "
+                         "start it with --banirq=N for each";
+            } else {
+                s.kind = mine == all ? StepKind::Unchanged : StepKind::Change;
+            }
+        }
+        ip.steps.push_back(std::move(s));
+    }
+
+    for (std::size_t i = 0; i < pl.irqs.size(); ++i) {
+        const QueueIrq& q = pl.irqs[i];
+        PlanStep s;
+        s.phase = Phase::Irq;
+        s.setting = SettingId::irq(q.irq);
+        s.requested = requested;
+        const std::string target =
+            round_robin ? std::to_string(cpus[i % cpus.size()]) : format_cpulist(cpus);
+        s.target = target;
+        s.note = q.name + ": " + where;
+        if (i == 0 && !irqbalance_note.empty()) s.note += "; " + irqbalance_note;
+        if (!q.affinity) {
+            s.kind = StepKind::Unsupported;
+            s.note = "IRQ " + std::to_string(q.irq) + " (" + q.name +
+                     ") has no readable smp_affinity_list";
+        } else {
+            s.current = *q.affinity;
+            s.kind = *q.affinity == target ? StepKind::Unchanged : StepKind::Change;
+        }
+        ip.steps.push_back(std::move(s));
+    }
+}
+
 // The smallest power of two >= n (the kernel rounds rps_sock_flow_entries so).
 uint64_t pow2_at_least(uint64_t n) {
     uint64_t p = 1;
@@ -441,8 +586,9 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
         for (const auto& f : res.features)
             ip.steps.push_back(feature_step(f, st));
         private_flag_steps(profile, st, ip);
+        irq_steps(profile, st, ip);
         queue_steps(profile, st, ip);
-        rss_steps(profile, st, res, ip);  // [rss] (branch rss)
+        rss_steps(profile, st, res, ip);  // [rss]
         if (profile.rps_flow_cnt && st.queues)
             rfs_entries += profile.rps_flow_cnt->value * st.queues->rx.size();
         const DriverFacts* df =
@@ -460,6 +606,13 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
                      : "nictune's driver table does not cover " + driver) +
                 ": whether it accepts what it reports is unknown, the kernel will judge each "
                 "value");
+        if (profile.irq && std::any_of(ip.steps.begin(), ip.steps.end(), [](const PlanStep& s) {
+                return s.kind == StepKind::Change && s.phase == Phase::Channels;
+            }))
+            ip.warnings.push_back(
+                "the channel change makes the driver request its IRQs again, possibly under "
+                "other numbers: [irq] is planned on the IRQs it has now; apply again afterwards "
+                "(nictuned does) to place new ones");
         std::stable_sort(ip.steps.begin(), ip.steps.end(),
                          [](const PlanStep& a, const PlanStep& b) { return a.phase < b.phase; });
         for (auto& s : ip.steps)

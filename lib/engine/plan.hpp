@@ -31,7 +31,10 @@ enum class Phase : uint8_t {
     Pause,
     Features,
     Coalesce,
-    Rss,  // [rss] (branch rss)
+    Rss,  // [rss]
+    // [irq]: after channels (a channel change requests the IRQs again and
+    // changes how many there are), before RPS and XPS.
+    Irq,
     Rps,
     Xps,
     Sysctl,

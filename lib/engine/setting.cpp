@@ -1,7 +1,9 @@
 #include "engine/setting.hpp"
 
+#include <algorithm>
 #include <charconv>
 
+#include "model/cpulist.hpp"
 #include "model/rss.hpp"
 
 namespace nictune {
@@ -33,11 +35,15 @@ Result<SettingId> SettingId::parse(std::string_view path) {
             if (parse_queue_setting(*sec, rest))
                 return SettingId{*sec, std::nullopt, std::string(rest)};
             break;
-        case Section::Rss:  // [rss] (branch rss)
+        case Section::Rss:  // [rss]
             if (rest == "indirection" ||
                 (rest.starts_with("hash.") && find_rss_flow_type(rest.substr(5)) &&
                  find_rss_flow_type(rest.substr(5))->name == rest.substr(5)))
                 return SettingId::rss(std::string(rest));
+            break;
+        case Section::Irq:
+            if (rest == SettingId::kIrqbalanceBanned) return SettingId::irqbalance_banned();
+            if (auto n = parse_irq_setting(rest)) return SettingId::irq(*n);
             break;
         default:
             if (auto k = find_key(*sec, rest)) return SettingId::device(*k);
@@ -58,6 +64,15 @@ std::optional<QueueSettingName> parse_queue_setting(Section s, std::string_view 
     out.what = name.substr(dot + 1);
     if (out.what == "cpus" || (s == Section::Rps && out.what == "flow_cnt")) return out;
     return std::nullopt;
+}
+
+std::optional<unsigned> parse_irq_setting(std::string_view name) {
+    if (!name.ends_with(".cpus")) return std::nullopt;
+    name.remove_suffix(5);
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    if (ec != std::errc() || end != name.data() + name.size() || name.empty()) return std::nullopt;
+    return n;
 }
 
 std::optional<uint64_t> device_value_of(Key k, const Scalar& s) {
@@ -95,7 +110,7 @@ Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys
         if (q->what == "flow_cnt" && rx.rps_flow_cnt) return *rx.rps_flow_cnt;
         return {};
     }
-    // [rss] (branch rss)
+    // [rss]
     if (id.section == Section::Rss && nic && nic->rss) {
         const RssState& r = *nic->rss;
         if (id.name == "indirection") {
@@ -104,6 +119,22 @@ Scalar value_in(const SettingId& id, const NicState* nic, const SystemState* sys
         }
         for (const auto& h : r.hash)
             if ("hash." + h.flow == id.name) return format_rss_hash_fields(h.fields);
+        return {};
+    }
+    if (id.section == Section::Irq && nic && nic->irq) {
+        if (id.name == SettingId::kIrqbalanceBanned) {
+            const auto& ib = nic->irq->irqbalance;
+            if (!ib || !ib->banned) return {};
+            std::vector<unsigned> mine;
+            for (const auto& q : nic->irq->irqs)
+                if (std::find(ib->banned->begin(), ib->banned->end(), q.irq) != ib->banned->end())
+                    mine.push_back(q.irq);
+            return format_cpulist(mine);
+        }
+        auto n = parse_irq_setting(id.name);
+        if (!n) return {};
+        for (const auto& q : nic->irq->irqs)
+            if (q.irq == *n && q.affinity) return *q.affinity;
         return {};
     }
     if (id.section == Section::Sysctl && sys) {

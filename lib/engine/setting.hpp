@@ -37,10 +37,19 @@ struct SettingId {
                          std::string(s == Section::Rps ? "rx-" : "tx-") + std::to_string(queue) +
                              "." + std::string(what)};
     }
-    // [rss] (branch rss): "rss.indirection", "rss.hash.tcp4"
+    // [rss]: "rss.indirection", "rss.hash.tcp4"
     static SettingId rss(std::string what) {
         return SettingId{Section::Rss, std::nullopt, std::move(what)};
     }
+    // "irq.34.cpus": one queue IRQ; "irq.irqbalance_banned": which of the
+    // interface's queue IRQs irqbalance leaves alone.
+    static SettingId irq(unsigned n) {
+        return SettingId{Section::Irq, std::nullopt, std::to_string(n) + ".cpus"};
+    }
+    static SettingId irqbalance_banned() {
+        return SettingId{Section::Irq, std::nullopt, std::string(kIrqbalanceBanned)};
+    }
+    static constexpr std::string_view kIrqbalanceBanned = "irqbalance_banned";
     static SettingId tuned() { return SettingId{Section::Tuned, std::nullopt, "profile"}; }
 };
 
@@ -51,6 +60,8 @@ struct QueueSettingName {
     std::string_view what;
 };
 std::optional<QueueSettingName> parse_queue_setting(Section s, std::string_view name);
+// "34.cpus" -> 34 (an [irq] setting's name); nullopt for anything else.
+std::optional<unsigned> parse_irq_setting(std::string_view name);
 
 // The value of a setting in freshly read state (monostate when absent):
 // device keys and features from `nic`, sysctls and tuned from `sys`.

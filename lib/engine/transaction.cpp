@@ -118,8 +118,9 @@ struct Write {
 bool same_group(const Write& a, const Write& b) {
     if (a.id.section == Section::Sysctl || a.id.section == Section::Tuned ||
         a.id.section == Section::Rps || a.id.section == Section::Xps ||
-        a.id.section == Section::Rss)
-        return false;  // one value, one write (queue files, RSS ioctls take one value each)
+        a.id.section == Section::Rss || a.id.section == Section::Irq)
+        return false;  // one value, one write (queue files, IRQ files and RSS ioctls take one value
+                       // each)
     if (a.id.section != b.id.section) return false;
     return a.nic && b.nic && a.nic->ifindex == b.nic->ifindex;
 }
@@ -139,10 +140,17 @@ struct Group {
     std::size_t first = 0, last = 0;  // [first, last) in writes
 };
 
+// [irq]: an IRQ the kernel does not let anyone place (a managed IRQ answers
+// EIO) or that went away is skipped and reported, not a failure to undo.
+bool skipped_irq(const Write& w, const std::optional<Error>& e) {
+    return e && w.id.section == Section::Irq && e->code == Errc::Unsupported;
+}
+
 bool batchable(const Write& w) {
     return w.nic.has_value() && w.id.section != Section::Sysctl && w.id.section != Section::Tuned &&
            w.id.section != Section::PrivateFlags && w.id.section != Section::Rps &&
-           w.id.section != Section::Xps && w.id.section != Section::Rss;
+           w.id.section != Section::Xps && w.id.section != Section::Rss &&
+           w.id.section != Section::Irq;
 }
 
 // A feature SET the kernel took (the wanted bit is the target) while it
@@ -182,7 +190,7 @@ Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_err
             e.context = w.nic->name + ": " + e.context;
         for (std::size_t k = g.first; k < g.last; ++k)
             out.errors[k] = e;
-        return true;
+        return !skipped_irq(w, e);
     };
     int group_no = 0;
     for (std::size_t gi = 0; gi < groups.size();) {
@@ -225,8 +233,17 @@ Executed execute(Backend& be, const std::vector<Write>& writes, bool stop_on_err
             failed = record(groups[gi],
                             q ? be.set_queue(*w0.nic, w0.id.section, q->queue, q->what, w0.value)
                               : fail(Errc::Internal, w0.id.path(), "not a queue setting"));
-        } else if (w0.id.section == Section::Rss) {  // [rss] (branch rss)
+        } else if (w0.id.section == Section::Rss) {  // [rss]
             failed = record(groups[gi], be.set_rss(*w0.nic, w0.id.name, w0.value));
+        } else if (w0.id.section == Section::Irq) {
+            const auto* v = std::get_if<std::string>(&w0.value);
+            const auto n = parse_irq_setting(w0.id.name);
+            failed =
+                record(groups[gi], !v ? fail(Errc::Internal, w0.id.path(), "no value to write")
+                                   : w0.id.name == SettingId::kIrqbalanceBanned
+                                       ? be.set_irqbalance_banned(*w0.nic, *v)
+                                   : n ? be.set_irq_affinity(*w0.nic, *n, *v)
+                                       : fail(Errc::Internal, w0.id.path(), "not an IRQ setting"));
         } else if (w0.id.section == Section::Features) {
             std::vector<FeatureChange> changes;
             for (std::size_t g = gi; g < gj; ++g) {
@@ -370,6 +387,8 @@ std::vector<RestoreResult> restore(Backend& be, const std::vector<Write>& writes
             r.message = "the interface is gone; its settings went with it";
         } else if (errors[i] && errors[i]->code == Errc::NoSuchInterface) {
             r.message = "the interface is gone; its settings went with it";
+        } else if (skipped_irq(w, errors[i])) {
+            r.message = errors[i]->message;  // never changed, so nothing to put back
         } else if (errors[i]) {
             r.ok = false;
             r.message = errors[i]->str();
@@ -725,6 +744,15 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     for (std::size_t i = 0; i < writes.size(); ++i) {
         if (!run.attempted[i] || !run.errors[i]) continue;
         auto& sr = step_result(refs[i]);
+        if (skipped_irq(writes[i], run.errors[i])) {
+            sr.outcome = Outcome::Unsupported;
+            sr.step.note = run.errors[i]->message;
+            // Nothing to hold it to: no target for drift checks.
+            if (refs[i].iface != kSystem)
+                std::erase_if(records[refs[i].iface].targets,
+                              [&](const SavedValue& v) { return v.key == writes[i].id.path(); });
+            continue;
+        }
         sr.outcome = Outcome::Failed;
         sr.error = run.errors[i];
         if (!res.error) res.error = run.errors[i];
@@ -738,7 +766,7 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         for (std::size_t i = 0; i < writes.size(); ++i) {
             if (!run.attempted[i]) continue;
             auto& sr = step_result(refs[i]);
-            if (sr.outcome == Outcome::Failed) continue;
+            if (sr.outcome == Outcome::Failed || sr.outcome == Outcome::Unsupported) continue;
             const NicState* nic = writes[i].nic ? after.find(writes[i].nic->ifindex) : nullptr;
             if (writes[i].nic && !nic) {
                 sr.outcome = Outcome::Failed;

@@ -111,6 +111,34 @@ struct RssState {
     bool operator==(const RssState&) const = default;
 };
 
+// [irq]: the queue IRQs of one interface and what decides where they go.
+// CPU sets are CPU lists in the kernel's form, as /proc/irq/N holds them.
+struct QueueIrq {
+    unsigned irq = 0;
+    std::string name;                      // the action name in /proc/interrupts
+    std::optional<std::string> affinity;   // smp_affinity_list (absent: unreadable)
+    std::optional<std::string> effective;  // effective_affinity_list (absent: none)
+    bool operator==(const QueueIrq&) const = default;
+};
+// A running irqbalance (machine wide; each interface's read carries it).
+struct IrqBalance {
+    int pid = 0;
+    std::string socket;  // its unix socket, /run/irqbalance/irqbalance<pid>.sock
+    // The IRQs it is told to leave alone (its "setup" answer); absent when
+    // the socket could not be asked, with the reason.
+    std::optional<std::vector<unsigned>> banned;
+    std::string problem;
+    bool operator==(const IrqBalance&) const = default;
+};
+struct IrqPlacement {
+    std::vector<QueueIrq> irqs;            // the queue vectors, by IRQ number
+    std::optional<int> numa_node;          // absent: -1 or no numa_node file
+    std::vector<unsigned> node_cpus;       // the node's online CPUs (empty: no node)
+    std::vector<unsigned> online_cpus;     // /sys/devices/system/cpu/online
+    std::optional<IrqBalance> irqbalance;  // absent: not running
+    bool operator==(const IrqPlacement&) const = default;
+};
+
 struct Identity {
     // In nictune's text form (escape_name, util/strings.hpp), as every name.
     std::string name;
@@ -168,6 +196,9 @@ struct NicState {
     // [rss] absent: not read, or the driver answers none of the RSS ioctls
     // (EOPNOTSUPP: veth, netdevsim).
     std::optional<RssState> rss;
+    // Absent: not read, or no queue IRQs (veth; a driver that requests its
+    // vectors only while the interface is up, and it is down).
+    std::optional<IrqPlacement> irq;
     std::vector<ReadProblem> problems;
 };
 

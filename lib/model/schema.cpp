@@ -171,7 +171,7 @@ constexpr std::array<Row, kKeyCount> kRows = {{
             "Send pause frames when the RX side runs out of buffers."),
 }};
 
-constexpr std::array<MetaKeyInfo, 18> kMeta = {{
+constexpr std::array<MetaKeyInfo, 20> kMeta = {{
     {S::Profile, "description", ValueType::String, false, "One line saying what the profile is for."},
     {S::Profile, "include", ValueType::StringList, true,
      "Profiles this one builds on (a name or a list of names); later ones and this profile's own values win. Cycles are rejected."},
@@ -195,12 +195,17 @@ constexpr std::array<MetaKeyInfo, 18> kMeta = {{
      "CPUs that transmit on every TX queue (Transmit Packet Steering), a CPU list as in smp_affinity_list; written to queues/tx-N/xps_cpus as a mask. Not together with policy."},
     {S::Xps, "policy", ValueType::String, false,
      "\"off\": clear xps_cpus on every TX queue (the kernel then picks the queue by hash). Not together with cpus."},
-    // [rss] (branch rss): one indirection table and the hash fields per flow
+    // [rss]: one indirection table and the hash fields per flow
     // type; the settings they become are "rss.indirection", "rss.hash.tcp4".
     {S::Rss, "queues", ValueType::U32, false,
      "Spread the RSS indirection table over the first N RX queues with equal weights, as `ethtool -X IF equal N` does (entry i goes to queue i % N); N equal to the RX queue count is the kernel's default spread (`ethtool -X IF default`), which follows later channel changes. N may not exceed the RX queues the interface has after this profile's [channels]. A table set this way makes the kernel refuse channel counts below N. Through the ETHTOOL_GRSSH/SRSSH ioctls; exercised only on the test suite's fake backend and fixture replies (no device here has RSS)."},
     {S::Rss, "hash.<flow>", ValueType::String, false,
      "[rss.hash] flow = \"fields\": the header fields hashed for one flow type, as `ethtool -N IF rx-flow-hash FLOW FIELDS`. Flows: tcp4 udp4 sctp4 ah4 (= esp4) tcp6 udp6 sctp6 ah6 (= esp6) ether. Fields, ethtool's letters in any order: m L2 destination address, v VLAN tag, t L3 protocol, s IP source, d IP destination, f L4 bytes 0-1 (source port), n L4 bytes 2-3 (destination port), r discard the flow. E.g. tcp4 = \"sdfn\", udp4 = \"sd\". Drivers accept only some combinations; the kernel's refusal names them. Through ETHTOOL_GRXFH/SRXFH."},
+    // [irq]: one CPU per queue IRQ (round robin) or one list for all.
+    {S::Irq, "policy", ValueType::String, false,
+     "\"local\": each queue IRQ of the interface on one CPU of the NIC's NUMA node (device/numa_node, the node's cpulist), round robin, as Intel's set_irq_affinity -x local; a device without a node (numa_node -1) uses every online CPU and the plan says so. \"all\": every online CPU, round robin. Written to /proc/irq/N/smp_affinity_list, one step per IRQ. Managed IRQs (the kernel answers EIO) are skipped with a note. A running irqbalance is told over its socket to leave these IRQs alone (settings ban irqs), never stopped. Not together with cpus."},
+    {S::Irq, "cpus", ValueType::String, false,
+     "A CPU list as in smp_affinity_list (\"0-3,8\") that every queue IRQ of the interface gets. Not together with policy."},
     // Open sections are described by one pseudo-key each, for `nictunectl keys` and the docs.
     {S::Features, "<feature>", ValueType::Bool, false,
      "A kernel feature name (rx-gro, tx-tcp-segmentation, ...) or an ethtool alias (gro, tso, sg, ...), expanded the way ethtool expands it."},
@@ -224,6 +229,7 @@ constexpr std::array<SectionInfo, kSectionCount> kSections = {{
     {S::Rps, "rps", true, false, "Receive Packet Steering for every RX queue (sysfs queues/rx-N)."},
     {S::Xps, "xps", true, false, "Transmit Packet Steering for every TX queue (sysfs queues/tx-N)."},
     {S::Rss, "rss", true, false, "Receive side scaling: the indirection table and the hashed fields per flow type (ethtool -x/-X, -n/-N rx-flow-hash)."},
+    {S::Irq, "irq", true, false, "Where the queue IRQs of the interface run (/proc/irq/N/smp_affinity_list), and irqbalance."},
     {S::Sysctl, "sysctl", false, true, "Kernel network settings under /proc/sys."},
     {S::Tuned, "tuned", false, false, "The tuned system profile."},
 }};

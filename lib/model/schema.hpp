@@ -26,12 +26,15 @@ enum class Section : uint8_t {
     PrivateFlags,  // ethtool PRIVFLAGS, open: the driver's own flag names (ETH_SS_PRIV_FLAGS)
     Rps,           // sysfs queues/rx-N/rps_cpus, rps_flow_cnt (+ net.core.rps_sock_flow_entries)
     Xps,           // sysfs queues/tx-N/xps_cpus
-    // [rss] (branch rss)
-    Rss,     // ethtool ioctls GRXRINGS, G/SRSSH (indirection table), G/SRXFH (hash fields)
+    // [rss]
+    Rss,  // ethtool ioctls GRXRINGS, G/SRSSH (indirection table), G/SRXFH (hash fields)
+    // [irq]: the queue IRQs of the interface (/proc/irq/N/smp_affinity_list)
+    // and what irqbalance is told about them (its unix socket).
+    Irq,
     Sysctl,  // open: sysctl names under /proc/sys
     Tuned,   // tuned's active profile (system wide)
 };
-inline constexpr std::size_t kSectionCount = 15;
+inline constexpr std::size_t kSectionCount = 16;
 
 enum class ValueType : uint8_t {
     Bool,

@@ -218,7 +218,7 @@ Result<void> parse_steering(Section sec, const std::string& key, const toml::nod
     return {};
 }
 
-// [rss] queues = N and [rss.hash] FLOW = "fields" (branch rss).
+// [rss] queues = N and [rss.hash] FLOW = "fields".
 Result<void> parse_rss_hash(const toml::table& t, const std::string& file, Profile& out) {
     std::vector<std::string_view> flows;
     for (const auto& f : rss_flow_types()) {
@@ -279,6 +279,33 @@ Result<void> parse_rss(const std::string& key, const toml::node& v, const Source
                              did_you_mean(key, std::vector<std::string_view>{"queues", "hash"}));
 }
 
+// [irq] policy = "local" | "all", or cpus = "LIST".
+Result<void> parse_irq(const std::string& key, const toml::node& v, const SourceLoc& kloc,
+                       const SourceLoc& vloc, Profile& out) {
+    if (!find_meta_key(Section::Irq, key))
+        return invalid(kloc, "unknown key " + quote(key) + " in [irq]" +
+                                 did_you_mean(key, key_names(Section::Irq)));
+    const std::string what = "irq." + key;
+    auto text = string_value(v, vloc, what);
+    if (!text) return std::unexpected(text.error());
+    if (out.irq) return invalid(kloc, "irq: give policy or cpus, not both");
+    if (key == "policy") {
+        if (*text != "local" && *text != "all")
+            return invalid(vloc,
+                           what + ": " + quote(*text) + " is not a policy (\"local\", \"all\")");
+        out.irq = IrqRequest{
+            *text == "local" ? IrqRequest::Policy::Local : IrqRequest::Policy::All, {}, vloc};
+        return {};
+    }
+    auto cpus = parse_cpulist(*text);
+    if (!cpus || cpus->empty())
+        return invalid(vloc, what + ": " + quote(*text) +
+                                 " is not a CPU list (\"0-3,8\", as in smp_affinity_list; an IRQ "
+                                 "needs at least one CPU)");
+    out.irq = IrqRequest{IrqRequest::Policy::Cpus, std::move(*cpus), vloc};
+    return {};
+}
+
 Result<void> parse_section(Section sec, const toml::table& t, const std::string& file,
                            const ParseOptions& opts, Profile& out) {
     const auto& sinfo = section_info(sec);
@@ -333,9 +360,14 @@ Result<void> parse_section(Section sec, const toml::table& t, const std::string&
             continue;
         }
 
-        // [rss] (branch rss)
+        // [rss]
         if (sec == Section::Rss) {
             if (auto r = parse_rss(key, v, kloc, vloc, file, out); !r) return r;
+            continue;
+        }
+
+        if (sec == Section::Irq) {
+            if (auto r = parse_irq(key, v, kloc, vloc, out); !r) return r;
             continue;
         }
 
@@ -708,7 +740,7 @@ void merge_into(Profile& base, const Profile& over) {
     if (over.rps_cpus) base.rps_cpus = over.rps_cpus;
     if (over.rps_flow_cnt) base.rps_flow_cnt = over.rps_flow_cnt;
     if (over.xps_cpus) base.xps_cpus = over.xps_cpus;
-    // [rss] (branch rss)
+    // [rss]
     if (over.rss_queues) base.rss_queues = over.rss_queues;
     for (const auto& h : over.rss_hash) {
         auto it = std::find_if(base.rss_hash.begin(), base.rss_hash.end(),
@@ -718,6 +750,7 @@ void merge_into(Profile& base, const Profile& over) {
         else
             base.rss_hash.push_back(h);
     }
+    if (over.irq) base.irq = over.irq;
     if (over.tuned_profile) {
         base.tuned_profile = over.tuned_profile;
         base.tuned_loc = over.tuned_loc;

@@ -54,10 +54,17 @@ struct CpusRequest {
     SourceLoc loc;
 };
 
-// [rss.hash] FLOW = "fields" (branch rss).
+// [rss.hash] FLOW = "fields".
 struct RssHashRequest {
     std::string flow;     // canonical flow type name (model/rss.hpp), esp4 given as ah4
     uint64_t fields = 0;  // RXH_* bits
+    SourceLoc loc;
+};
+// [irq]: policy = "local" / "all" (one CPU per IRQ, round robin) or cpus.
+struct IrqRequest {
+    enum class Policy : uint8_t { Local, All, Cpus };
+    Policy policy = Policy::Local;
+    std::vector<unsigned> cpus;  // Policy::Cpus: sorted, no duplicates
     SourceLoc loc;
 };
 
@@ -92,9 +99,10 @@ struct Profile {
     std::optional<CpusRequest> rps_cpus;
     std::optional<Target> rps_flow_cnt;
     std::optional<CpusRequest> xps_cpus;
-    // [rss] (branch rss)
+    // [rss]
     std::optional<Target> rss_queues;      // queues = N
     std::vector<RssHashRequest> rss_hash;  // in file order, one per flow type
+    std::optional<IrqRequest> irq;
     std::optional<std::string> tuned_profile;
     SourceLoc tuned_loc;
 

@@ -142,7 +142,7 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
     } else {
         w.null();
     }
-    // [rss] (branch rss): null when the driver answers no RSS ioctl.
+    // [rss]: null when the driver answers no RSS ioctl.
     w.key("rss");
     if (st.rss) {
         const RssState& r = *st.rss;
@@ -175,6 +175,22 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
         for (const auto& h : r.hash)
             w.field(h.flow, format_rss_hash_fields(h.fields));
         w.end_object();
+        w.end_object();
+    } else {
+        w.null();
+    }
+    // [irq]: the queue IRQs by number; null when the device has none (veth).
+    w.key("irq");
+    if (st.irq && !st.irq->irqs.empty()) {
+        w.begin_object();
+        for (const auto& q : st.irq->irqs) {
+            w.key(std::to_string(q.irq));
+            w.begin_object();
+            w.field("name", q.name);
+            w.field("affinity", q.affinity);
+            w.field("effective", q.effective);
+            w.end_object();
+        }
         w.end_object();
     } else {
         w.null();

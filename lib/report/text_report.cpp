@@ -159,7 +159,7 @@ void queue_lines(std::string& out, const Style& s, const Json& i) {
     }
 }
 
-// [rss] (branch rss): one line; none for a reply without the key (an older
+// [rss]: one line; none for a reply without the key (an older
 // nictuned).
 void rss_line(std::string& out, const Style& s, const Json& i) {
     if (!i.contains("rss")) return;
@@ -198,6 +198,25 @@ void rss_line(std::string& out, const Style& s, const Json& i) {
                 parts.push_back(flow + " " + text(f));
     }
     line(out, s, "rss", parts);
+}
+
+// [irq]: one part per queue IRQ. Replies of an older nictuned lack the key.
+void irq_line(std::string& out, const Style& s, const Json& i) {
+    if (!i.contains("irq")) return;
+    const Json& j = i.at("irq");
+    if (!j.is_object() || j.empty()) {
+        out += fmt::format("  {} {}\n", s.label("irq"), s.dim("no queue IRQs"));
+        return;
+    }
+    auto text = [](const Json& v) {
+        return v.is_string() ? v.get<std::string>() : std::string("-");
+    };
+    std::vector<std::string> parts;
+    for (const auto& [n, q] : j.items())
+        parts.push_back(n + " " + (q.contains("name") ? text(q.at("name")) : "") + " cpus " +
+                        (q.contains("affinity") ? text(q.at("affinity")) : "-") + " effective " +
+                        (q.contains("effective") ? text(q.at("effective")) : "-"));
+    line(out, s, "irq", parts);
 }
 
 void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {
@@ -276,6 +295,7 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     section_line(out, s, i, Section::Pause);
     queue_lines(out, s, i);
     rss_line(out, s, i);
+    irq_line(out, s, i);
 
     out += interface_health_text(i, [&](std::string_view n) { return s.label(n); });
 

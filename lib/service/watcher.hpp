@@ -47,10 +47,11 @@ const std::string* setting_key(std::string_view path);
 
 // One value of a baseline.
 // The queue-placement sections (ReadRequest::bit()s): what the watcher
-// re-applies after a queue rebuild and checks on a timer. [irq] joins them
-// here, and only here: `| ReadRequest::bit(Section::Irq)`.
-inline constexpr uint32_t kPlacementSections =
-    ReadRequest::bit(Section::Rps) | ReadRequest::bit(Section::Xps);
+// re-applies after a queue rebuild (the driver requested its IRQs again,
+// or the queues were made anew) and checks on a timer.
+inline constexpr uint32_t kPlacementSections = ReadRequest::bit(Section::Irq) |
+                                               ReadRequest::bit(Section::Rps) |
+                                               ReadRequest::bit(Section::Xps);
 
 struct BaselineValue {
     const std::string* key;  // from setting_key()

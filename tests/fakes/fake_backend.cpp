@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/cpulist.hpp"
 #include "model/rss.hpp"
 
 namespace nictune::test {
@@ -91,7 +92,7 @@ Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
         if (n->values.get(k) != now) notify(ref.ifindex, ReadRequest::bit(section));
         n->values.set(k, now);
     }
-    // [rss] (branch rss): the RX rings follow the channels.
+    // [rss]: the RX rings follow the channels.
     if (section == Section::Channels && n->rss && n->rss->rx_rings) {
         const uint64_t rings =
             n->values.get(Key::ChanCombined).value_or(0) + n->values.get(Key::ChanRx).value_or(0);
@@ -170,7 +171,7 @@ Result<void> FakeBackend::set_queue(const NicRef& ref, Section section, std::siz
     return {};
 }
 
-// [rss] (branch rss)
+// [rss]
 Result<void> FakeBackend::set_rss(const NicRef& ref, std::string_view what, const Scalar& value) {
     if (auto r = before_set("set_rss " + ref.name + " " + std::string(what)); !r) return r;
     NicState* n = by_index(ref.ifindex);
@@ -203,6 +204,52 @@ Result<void> FakeBackend::set_rss(const NicRef& ref, std::string_view what, cons
         }
     return std::unexpected(
         Error{Errc::Unsupported, EOPNOTSUPP, ref.name, "Operation not supported", ""});
+}
+
+Result<void> FakeBackend::set_irq_affinity(const NicRef& ref, unsigned irq, std::string_view cpus) {
+    if (auto r = before_set("set_irq " + ref.name + " " + std::to_string(irq)); !r) return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    const std::string context = ref.name + ": irq." + std::to_string(irq) + ".cpus: set";
+    if (std::find(managed_irqs.begin(), managed_irqs.end(), irq) != managed_irqs.end()) {
+        Error e{Errc::Unsupported,
+                EIO,
+                context,
+                "IRQ " + std::to_string(irq) + " is managed by the kernel (EIO)",
+                {}};
+        return std::unexpected(e);
+    }
+    auto list = parse_cpulist(cpus);
+    if (!list || list->empty()) return fail(Errc::Kernel, context, "Invalid argument");
+    if (n->irq)
+        for (auto& q : n->irq->irqs)
+            if (q.irq == irq) {
+                q.affinity = format_cpulist(*list);
+                q.effective = std::to_string(list->front());
+                return {};
+            }
+    return fail(Errc::Unsupported, context, "IRQ " + std::to_string(irq) + " is gone");
+}
+
+Result<void> FakeBackend::set_irqbalance_banned(const NicRef& ref, std::string_view irqs) {
+    if (auto r = before_set("set_irqbalance " + ref.name); !r) return r;
+    NicState* n = by_index(ref.ifindex);
+    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n->irq || !n->irq->irqbalance || !n->irq->irqbalance->banned)
+        return fail(Errc::Unsupported, ref.name, "irqbalance is not running");
+    auto wanted = parse_cpulist(irqs);
+    if (!wanted) return fail(Errc::InvalidArgument, ref.name, "not a list of IRQs");
+    std::vector<unsigned> mine = *wanted;
+    for (const auto& q : n->irq->irqs)
+        mine.push_back(q.irq);
+    std::vector<unsigned> list;
+    for (unsigned b : *n->irq->irqbalance->banned)
+        if (std::find(mine.begin(), mine.end(), b) == mine.end()) list.push_back(b);
+    list.insert(list.end(), wanted->begin(), wanted->end());
+    std::sort(list.begin(), list.end());
+    for (auto& other : nics)
+        if (other.irq && other.irq->irqbalance) other.irq->irqbalance->banned = list;
+    return {};
 }
 
 Result<void> FakeBackend::set_sysctl(const std::string& name, const std::string& value) {

@@ -70,13 +70,20 @@ class FakeBackend : public Backend {
     Result<void> set_private_flags(const NicRef& nic, std::span<const PrivateFlag> flags) override;
     Result<void> set_queue(const NicRef& nic, Section section, std::size_t queue,
                            std::string_view what, const Scalar& value) override;
-    // [rss] (branch rss): as the kernel's ethtool_set_rxfh and the drivers'
+    // [rss]: as the kernel's ethtool_set_rxfh and the drivers'
     // set_rxnfc: a table naming a queue at or past rx_rings fails with
     // EINVAL, a flow type the device does not report with EOPNOTSUPP,
     // "default" spreads over rx_rings. A channel change (set_device) sets
     // rx_rings to combined + rx and, while the table is not the operator's
     // (never set, or set to "default"), spreads it again, as ixgbe and i40e do.
     Result<void> set_rss(const NicRef& nic, std::string_view what, const Scalar& value) override;
+    // [irq]: IRQs in managed_irqs answer EIO (Errc::Unsupported), as the
+    // kernel's irq_can_set_affinity_usr() does; the effective affinity
+    // becomes the list's first CPU (as x86's vector allocation picks one).
+    // irqbalance is machine wide: a ban changes every interface's copy.
+    std::vector<unsigned> managed_irqs;
+    Result<void> set_irq_affinity(const NicRef& nic, unsigned irq, std::string_view cpus) override;
+    Result<void> set_irqbalance_banned(const NicRef& nic, std::string_view irqs) override;
     Result<void> set_sysctl(const std::string& name, const std::string& value) override;
     Result<void> set_tuned_profile(const std::string& profile) override;
     bool observe_changes(bool on) override;

@@ -109,5 +109,29 @@ TEST_F(Steering, ACpuTheKernelRefusesRollsBackTheWholeTransaction) {
     EXPECT_EQ(queues(), before);
 }
 
+// [irq] on a device without queue IRQs (veth has no PCI function and no MSI
+// vectors): audit says irq null, the plan says unsupported, nothing changes
+// and the rest of the profile still applies.
+TEST_F(Steering, IrqOnVethIsUnsupportedAndAuditSaysNull) {
+    auto audit = ctl({"--direct", "audit", "sq0", "--json"});
+    auto a = parse_json(audit.out);
+    ASSERT_TRUE(a.contains("interfaces")) << audit.out << audit.err;
+    EXPECT_TRUE(a.at("interfaces").at(0).at("irq").is_null()) << audit.out;
+    profile("irq", "[irq]\npolicy = \"local\"\n[xps]\ncpus = \"1\"\n");
+    auto apply = ctl({"--direct", "apply", "irq", "sq0", "--json"});
+    ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
+    auto j = parse_json(apply.out);
+    EXPECT_EQ(j.at("result"), "applied");
+    bool irq_seen = false;
+    for (const auto& st : j.at("interfaces").at(0).at("steps")) {
+        if (st.at("key") != "irq.queues") continue;
+        irq_seen = true;
+        EXPECT_EQ(st.at("outcome"), "unsupported") << st.dump();
+        EXPECT_NE(st.at("note").get<std::string>().find("no queue IRQs"), std::string::npos);
+    }
+    EXPECT_TRUE(irq_seen) << apply.out;
+    EXPECT_EQ(sysfs("tx-0/xps_cpus").back(), '2');
+}
+
 }  // namespace
 }  // namespace nictune::test

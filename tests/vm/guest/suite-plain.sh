@@ -30,11 +30,16 @@
 #   e1000e_health_pcie       behind a root port (run-vm --nic-root-port): health.pcie = the
 #                            function's and the slot's sysfs link files; x1 card, no finding
 #   netdevsim_health_unknown no PCI function: pcie, irqs, numa unknown with reasons, no finding
+# Placement (issue 17, guest/irq.sh):
+#   e1000e_irq_affinity      [irq] policy = "local": queue vectors placed (smp/effective_affinity_list),
+#                            irqbalance told over its socket, rollback exact
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 # shellcheck source=health.sh
 . "$GUEST_DIR/health.sh"
+# shellcheck source=irq.sh
+. "$GUEST_DIR/irq.sh"
 
 NTC=${NICTUNECTL:-nictunectl}
 PDIR=/tmp/nictune-vm-profiles
@@ -658,4 +663,5 @@ run_check e1000e_health_counters "e1000e health: counters equal ethtool -S and i
 run_check e1000e_health_irqs "e1000e health: MSI-X vectors equal /proc/interrupts and the affinity files; all on one CPU is found" check_e1000e_health_irqs
 run_check e1000e_health_pcie "e1000e health: link and slot equal sysfs behind a PCIe root port; an x1 card is no finding" check_e1000e_health_pcie
 run_check netdevsim_health_unknown "netdevsim health: what cannot be read is unknown with its reason, never a finding" check_netdevsim_health_unknown
+run_check e1000e_irq_affinity "e1000e [irq]: queue IRQs placed and verified in /proc/irq, irqbalance told to leave them, rollback exact" check_e1000e_irq_affinity
 finish

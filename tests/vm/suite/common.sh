@@ -18,14 +18,15 @@ WORK=${NICTUNE_VM_WORK:-$BIN/tests/vm}
 RUN_VM=$VM_DIR/run-vm
 # What each boot's guest needs besides the host's tools, installed into the
 # guest's overlay only (run-vm --guest-packages), never on the host: jq (the
-# checks read nictune's JSON), tuned (vm_tuned) and polkitd (vm_unprivileged);
+# checks read nictune's JSON), irqbalance (vm_e1000e_irq_affinity), tuned
+# (vm_tuned) and polkitd (vm_unprivileged);
 # for the package checks of the systemd boot (vm_package_*), what an
 # operator's Debian host has before nictune: bash-completion and zsh (the
 # completion check). A package the host has already costs nothing. Not
 # Debian's prometheus-node-exporter: its postinst runs adduser and
 # deb-systemd-helper (perl) ~20 times, 50-140 s under TCG; the metrics check
 # runs its binary, unpacked on the host (suite/boot.sh).
-GUEST_PACKAGES_plain="jq"
+GUEST_PACKAGES_plain="jq irqbalance"
 GUEST_PACKAGES_systemd="jq tuned polkitd bash-completion zsh"
 
 say() { printf '[vm-suite] %s\n' "$*"; }

@@ -1,0 +1,89 @@
+// [irq]: the queue IRQs of an interface, where they may run, and irqbalance.
+//
+// Which IRQs: the MSI/MSI-X vectors of the interface's PCI function
+// (/sys/class/net/IF/device/msi_irqs) that /proc/interrupts names as queue
+// vectors: ixgbe "IF-TxRx-N" (or IF-rx-N / IF-tx-N when a vector has one
+// ring), i40e "i40e-IF-TxRx-N", e1000e "IF-rx-0" and "IF-tx-0",
+// virtio "virtioK-input.N". The link/"other" vector (named IF on e1000e and
+// ixgbe, i40e's misc vector, i40e's fdir "IF:fdir") carries no queue number
+// and stays where it is, as Intel's set_irq_affinity leaves it.
+//
+// irqbalance (1.9, Debian 12's 1.9.2) listens on a unix socket,
+// /run/irqbalance/irqbalance<PID>.sock, for root only (SO_PASSCRED): "setup"
+// answers "SLEEP s IRQ n LOAD l DIFF d CLASS c ... BANNED mask", where the
+// IRQ entries are the IRQs it leaves alone; "settings ban irqs N M ..."
+// *replaces* that list ("NONE" empties it), including the --banirq ones, and
+// makes it rescan. A ban lasts until irqbalance restarts. irqbalance reads one
+// message of at most 500 bytes (sock_handle's buffer), which bounds the list.
+//
+// Roots are parameters so that tests run on fixture trees and a stand-in
+// socket.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/nic_state.hpp"
+#include "sysinfo/procfs.hpp"
+#include "util/error.hpp"
+
+namespace nictune::sysinfo {
+
+// Whether an action name of /proc/interrupts is a queue vector.
+bool is_queue_irq_name(std::string_view name);
+
+// The IRQ numbers irqbalance's "setup" answer lists as banned.
+std::vector<unsigned> parse_irqbalance_setup(std::string_view reply);
+// The ban message itself is model/irq.hpp's (the plan checks its length).
+
+struct IrqRoots {
+    std::filesystem::path sysfs = "/sys";
+    std::filesystem::path proc = "/proc";
+    std::filesystem::path run = "/run";
+};
+
+class IrqFiles {
+  public:
+    explicit IrqFiles(IrqRoots roots = {});
+
+    // The interface's queue IRQs with their affinity, its NUMA node's CPUs
+    // and irqbalance's state; nullopt when it has no queue IRQs (no device,
+    // no MSI vectors, or none requested: the interface is down).
+    [[nodiscard]] Result<std::optional<IrqPlacement>> read(std::string_view ifname) const;
+    // The same with /proc/interrupts read once for many interfaces, and
+    // without irqbalance (the caller asks it once: irqbalance()).
+    [[nodiscard]] Result<std::optional<IrqPlacement>> read(std::string_view ifname,
+                                                           const InterruptTable& table) const;
+    [[nodiscard]] Result<InterruptTable> interrupts() const;
+    // Only the queue IRQ numbers (what a ban covers).
+    [[nodiscard]] std::vector<unsigned> queue_irqs(std::string_view ifname) const;
+
+    // Writes /proc/irq/N/smp_affinity_list. A managed IRQ (EIO) and a gone
+    // one are Errc::Unsupported, naming the IRQ. `context` names the setting.
+    [[nodiscard]] Result<void> write_affinity(unsigned irq, std::string_view cpulist,
+                                              const std::string& context) const;
+
+    // The running irqbalance: a process whose comm is "irqbalance", and its
+    // socket; banned IRQs asked over the socket. nullopt: not running.
+    [[nodiscard]] std::optional<IrqBalance> irqbalance() const;
+    // Of the interface's queue IRQs (those it has now and those in
+    // `wanted`), irqbalance leaves exactly `wanted` alone afterwards; every
+    // other ban (--banirq, another interface's) stays as it is.
+    [[nodiscard]] Result<void> ban_for_interface(std::string_view ifname,
+                                                 const std::vector<unsigned>& wanted,
+                                                 const std::string& context) const;
+
+    [[nodiscard]] const IrqRoots& roots() const { return roots_; }
+
+  private:
+    IrqRoots roots_;
+};
+
+// One request to irqbalance's socket and its whole answer (irqbalance closes
+// the connection after answering; "settings" get no answer).
+Result<std::string> irqbalance_request(const std::filesystem::path& socket, std::string_view msg);
+
+}  // namespace nictune::sysinfo

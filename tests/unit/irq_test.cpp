@@ -1,0 +1,538 @@
+// [irq]: the profile keys, the queue IRQs and NUMA node read from a fixture
+// sysfs/proc tree, irqbalance's socket protocol against a stand-in server
+// (irqbalance itself never runs on the host), and plan, apply, EIO skip and
+// rollback over the fake backend. The real kernel's side (e1000e's MSI-X
+// vectors) is the VM check vm_e1000e_irq_affinity.
+#include "sysinfo/irq.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "engine/transaction.hpp"
+#include "fakes/fake_backend.hpp"
+#include "fakes/states.hpp"
+#include "model/cpulist.hpp"
+#include "model/irq.hpp"
+#include "profile/loader.hpp"
+#include "report/json_report.hpp"
+
+namespace nictune {
+namespace {
+namespace fs = std::filesystem;
+
+Profile profile_of(const std::string& text) {
+    auto p = profile::parse(text, "p.toml");
+    EXPECT_TRUE(p) << p.error().str();
+    p->name = "p";
+    return *p;
+}
+
+std::string refused(const std::string& text) {
+    auto p = profile::parse(text, "p.toml");
+    return p ? std::string("accepted") : p.error().str();
+}
+
+TEST(IrqProfile, ReadsPolicyOrCpuList) {
+    auto local = profile_of("[irq]\npolicy = \"local\"\n");
+    ASSERT_TRUE(local.irq);
+    EXPECT_EQ(local.irq->policy, IrqRequest::Policy::Local);
+    auto all = profile_of("[irq]\npolicy = \"all\"\n");
+    EXPECT_EQ(all.irq->policy, IrqRequest::Policy::All);
+    auto cpus = profile_of("[irq]\ncpus = \"3,1-2\"\n");
+    EXPECT_EQ(cpus.irq->policy, IrqRequest::Policy::Cpus);
+    EXPECT_EQ(cpus.irq->cpus, (std::vector<unsigned>{1, 2, 3}));
+    EXPECT_FALSE(local.empty());
+}
+
+TEST(IrqProfile, RefusesWhatIsNotAPolicyOrCpuListNamingTheSpot) {
+    EXPECT_NE(refused("[irq]\npolicy = \"remote\"\n")
+                  .find("p.toml:2:10: irq.policy: 'remote' is not a policy"),
+              std::string::npos)
+        << refused("[irq]\npolicy = \"remote\"\n");
+    EXPECT_NE(refused("[irq]\ncpus = \"\"\n").find("p.toml:2:8: irq.cpus: '' is not a CPU list"),
+              std::string::npos)
+        << refused("[irq]\ncpus = \"\"\n");
+    EXPECT_NE(refused("[irq]\npolicy = \"all\"\ncpus = \"1\"\n").find("not both"),
+              std::string::npos);
+    EXPECT_NE(refused("[irq]\npolicy = 1\n").find("irq.policy"), std::string::npos);
+    EXPECT_NE(refused("[irq]\ncpu = \"1\"\n").find("unknown key 'cpu' in [irq]"),
+              std::string::npos);
+}
+
+TEST(IrqNames, QueueVectorsOfTheIntelDriversAndVirtioButNotTheLinkVector) {
+    for (const char* q : {"eth1-rx-0", "eth1-tx-0", "p4p1-TxRx-3", "i40e-p5p1-TxRx-12",
+                          "virtio2-input.0", "virtio2-output.3"})
+        EXPECT_TRUE(sysinfo::is_queue_irq_name(q)) << q;
+    for (const char* other : {"eth1", "p4p1", "i40e-0000:03:00.0:misc", "i40e-p5p1:fdir",
+                              "virtio2-config", "ahci[0000:00:1f.2]"})
+        EXPECT_FALSE(sysinfo::is_queue_irq_name(other)) << other;
+}
+
+TEST(IrqbalanceProtocol, ReadsTheBannedIrqsOfSetupAndWritesTheBanMessage) {
+    EXPECT_EQ(
+        sysinfo::parse_irqbalance_setup(
+            "SLEEP 10 IRQ 34 LOAD 0 DIFF 0 CLASS 0 IRQ 7 LOAD 5 DIFF 1 CLASS 2 BANNED 0000000f"),
+        (std::vector<unsigned>{7, 34}));
+    EXPECT_EQ(sysinfo::parse_irqbalance_setup("SLEEP 10 BANNED 00000000"), std::vector<unsigned>{});
+    EXPECT_EQ(irqbalance_ban_message({35, 34, 34, 0}), "settings ban irqs 34 35");
+    EXPECT_EQ(irqbalance_ban_message({}), "settings ban irqs NONE");
+}
+
+// A stand-in for irqbalance 1.9's socket (irqbalance.c sock_handle): one
+// message per connection, from uid 0 only (SCM_CREDENTIALS), "setup" answered
+// with the banned IRQs, "settings ban irqs" replacing them; then it closes.
+class StandInIrqbalance {
+  public:
+    StandInIrqbalance(const fs::path& path, std::vector<unsigned> banned)
+        : path_(path), banned_(std::move(banned)) {
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        int on = 1;
+        ::setsockopt(fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+        EXPECT_EQ(::listen(fd_, 4), 0);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~StandInIrqbalance() {
+        stop_ = true;
+        ::shutdown(fd_, SHUT_RDWR);
+        thread_.join();
+        ::close(fd_);
+    }
+    std::vector<std::string> messages() {
+        std::lock_guard g(mu_);
+        return messages_;
+    }
+    std::vector<unsigned> banned() {
+        std::lock_guard g(mu_);
+        return banned_;
+    }
+    bool without_credentials = false;
+
+  private:
+    void serve() {
+        while (!stop_) {
+            const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) return;
+            char buf[500];
+            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+            iovec iov{buf, sizeof buf};
+            msghdr mh{};
+            mh.msg_iov = &iov;
+            mh.msg_iovlen = 1;
+            mh.msg_control = control;
+            mh.msg_controllen = sizeof control;
+            const ssize_t n = ::recvmsg(c, &mh, 0);
+            const cmsghdr* cm = n > 0 ? CMSG_FIRSTHDR(&mh) : nullptr;
+            bool root = false;
+            if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+                ucred cr{};
+                std::memcpy(&cr, CMSG_DATA(cm), sizeof cr);
+                root = cr.uid == ::geteuid();  // the test's own uid stands for 0
+            }
+            if (n > 0 && root) {
+                const std::string msg(buf, static_cast<std::size_t>(n));
+                std::lock_guard g(mu_);
+                messages_.push_back(msg);
+                if (msg == "setup") {
+                    std::string reply = "SLEEP 10 ";
+                    for (unsigned b : banned_)
+                        reply += "IRQ " + std::to_string(b) + " LOAD 0 DIFF 0 CLASS 0 ";
+                    reply += "BANNED 00000000";
+                    (void)!::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+                } else if (msg.starts_with("settings ban irqs ")) {
+                    banned_.clear();
+                    if (msg != "settings ban irqs NONE") {
+                        std::string rest = msg.substr(18);
+                        for (auto n2 : parse_cpulist_words(rest))
+                            banned_.push_back(n2);
+                    }
+                }
+            }
+            ::close(c);
+        }
+    }
+    static std::vector<unsigned> parse_cpulist_words(const std::string& s) {
+        std::vector<unsigned> out;
+        std::size_t i = 0;
+        while (i < s.size()) {
+            while (i < s.size() && s[i] == ' ')
+                ++i;
+            std::size_t j = i;
+            while (j < s.size() && s[j] != ' ')
+                ++j;
+            if (j > i) out.push_back(static_cast<unsigned>(std::stoul(s.substr(i, j - i))));
+            i = j;
+        }
+        return out;
+    }
+    fs::path path_;
+    int fd_ = -1;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+    std::mutex mu_;
+    std::vector<std::string> messages_;
+    std::vector<unsigned> banned_;
+};
+
+// A sysfs and proc tree as the kernel lays them out for an e1000e port
+// (eth1, three MSI-X vectors: rx-0, tx-0 and the link vector) on NUMA node 1.
+class IrqTree : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/nictune-irq-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        root_ = tmpl;
+        roots_ = sysinfo::IrqRoots{root_ / "sys", root_ / "proc", root_ / "run"};
+        const fs::path pci = roots_.sysfs / "devices/pci0000:00/0000:00:02.0";
+        fs::create_directories(pci / "msi_irqs");
+        for (const char* v : {"30", "31", "32"})
+            std::ofstream(pci / "msi_irqs" / v) << "msix\n";
+        std::ofstream(pci / "numa_node") << "1\n";
+        fs::create_directories(roots_.sysfs / "class/net/eth1");
+        fs::create_directory_symlink(pci, roots_.sysfs / "class/net/eth1/device");
+        fs::create_directories(roots_.sysfs / "devices/system/cpu");
+        std::ofstream(roots_.sysfs / "devices/system/cpu/online") << "0-5\n";
+        fs::create_directories(roots_.sysfs / "devices/system/node/node1");
+        // CPU 6 is in the node but offline: no IRQ goes there.
+        std::ofstream(roots_.sysfs / "devices/system/node/node1/cpulist") << "3-4,6\n";
+        std::ofstream(roots_.proc / "interrupts") << "";  // created below
+        fs::create_directories(roots_.proc);
+        std::ofstream(roots_.proc / "interrupts")
+            << "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5\n"
+               "  0:         10          0          0          0          0          0   "
+               "IO-APIC   2-edge      timer\n"
+               " 30:        100          0          0          0          0          0  "
+               "PCI-MSIX-0000:00:02.0    0-edge      eth1-rx-0\n"
+               " 31:         50          0          0          0          0          0  "
+               "PCI-MSIX-0000:00:02.0    1-edge      eth1-tx-0\n"
+               " 32:          2          0          0          0          0          0  "
+               "PCI-MSIX-0000:00:02.0    2-edge      eth1\n";
+        for (const char* irq : {"30", "31", "32"}) {
+            fs::create_directories(roots_.proc / "irq" / irq);
+            std::ofstream(roots_.proc / "irq" / irq / "smp_affinity_list") << "0-5\n";
+            std::ofstream(roots_.proc / "irq" / irq / "effective_affinity_list") << "0\n";
+        }
+        fs::create_directories(roots_.run / "irqbalance");
+    }
+    void TearDown() override { fs::remove_all(root_); }
+    std::string file(const fs::path& p) {
+        std::ifstream in(p);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    // A process named irqbalance in the fixture's /proc.
+    fs::path fake_irqbalance(int pid) {
+        fs::create_directories(roots_.proc / std::to_string(pid));
+        std::ofstream(roots_.proc / std::to_string(pid) / "comm") << "irqbalance\n";
+        return roots_.run / "irqbalance" / ("irqbalance" + std::to_string(pid) + ".sock");
+    }
+    fs::path root_;
+    sysinfo::IrqRoots roots_;
+};
+
+TEST_F(IrqTree, ReadsTheQueueVectorsTheirAffinityAndTheNodesOnlineCpus) {
+    sysinfo::IrqFiles files(roots_);
+    auto p = files.read("eth1");
+    ASSERT_TRUE(p) << p.error().str();
+    ASSERT_TRUE(*p);
+    ASSERT_EQ((*p)->irqs.size(), 2U) << "rx-0 and tx-0; the link vector stays";
+    EXPECT_EQ((*p)->irqs[0], (QueueIrq{30, "eth1-rx-0", "0-5", "0"}));
+    EXPECT_EQ((*p)->irqs[1].name, "eth1-tx-0");
+    EXPECT_EQ((*p)->numa_node, 1);
+    EXPECT_EQ((*p)->node_cpus, (std::vector<unsigned>{3, 4}));
+    EXPECT_EQ((*p)->online_cpus, (std::vector<unsigned>{0, 1, 2, 3, 4, 5}));
+    EXPECT_FALSE((*p)->irqbalance) << "no process named irqbalance";
+    auto none = files.read("veth0");
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(*none) << "no device: no queue IRQs";
+}
+
+TEST_F(IrqTree, NoNumaNodeIsNoNode) {
+    std::ofstream(roots_.sysfs / "devices/pci0000:00/0000:00:02.0/numa_node", std::ios::trunc)
+        << "-1\n";
+    auto p = sysinfo::IrqFiles(roots_).read("eth1");
+    ASSERT_TRUE(p && *p);
+    EXPECT_FALSE((*p)->numa_node);
+    EXPECT_TRUE((*p)->node_cpus.empty());
+}
+
+TEST_F(IrqTree, WritesTheCpuListAndNamesAGoneIrq) {
+    sysinfo::IrqFiles files(roots_);
+    std::ofstream(roots_.proc / "irq/30/smp_affinity_list", std::ios::trunc);
+    ASSERT_TRUE(files.write_affinity(30, "4,3", "eth1: irq.30.cpus"));
+    EXPECT_EQ(file(roots_.proc / "irq/30/smp_affinity_list"), "3-4");
+    auto gone = files.write_affinity(99, "1", "eth1: irq.99.cpus");
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code, Errc::Unsupported);
+    EXPECT_NE(gone.error().str().find("IRQ 99 is gone"), std::string::npos) << gone.error().str();
+    EXPECT_FALSE(fs::exists(roots_.proc / "irq/99")) << "never creates a file";
+}
+
+TEST_F(IrqTree, AsksARunningIrqbalanceAndBansOnlyThisInterfacesIrqs) {
+    const fs::path sock = fake_irqbalance(4242);
+    StandInIrqbalance ib(sock, {7, 31});  // 7: a --banirq of the admin's
+    sysinfo::IrqFiles files(roots_);
+    auto seen = files.irqbalance();
+    ASSERT_TRUE(seen);
+    EXPECT_EQ(seen->pid, 4242);
+    EXPECT_EQ(seen->socket, sock.string());
+    ASSERT_TRUE(seen->banned) << seen->problem;
+    EXPECT_EQ(*seen->banned, (std::vector<unsigned>{7, 31}));
+
+    ASSERT_TRUE(files.ban_for_interface("eth1", {30, 31}, "eth1: irq.irqbalance_banned"));
+    EXPECT_EQ(ib.banned(), (std::vector<unsigned>{7, 30, 31}));
+    EXPECT_EQ(ib.messages().back(), "settings ban irqs 7 30 31");
+    // Back to none of eth1's: the admin's ban stays.
+    ASSERT_TRUE(files.ban_for_interface("eth1", {}, "eth1: irq.irqbalance_banned"));
+    EXPECT_EQ(ib.banned(), (std::vector<unsigned>{7}));
+}
+
+TEST_F(IrqTree, AnIrqbalanceWithoutItsSocketIsReportedNotAsked) {
+    fake_irqbalance(4243);
+    auto seen = sysinfo::IrqFiles(roots_).irqbalance();
+    ASSERT_TRUE(seen);
+    EXPECT_FALSE(seen->banned);
+    EXPECT_NE(seen->problem.find("has no socket"), std::string::npos) << seen->problem;
+    auto r = sysinfo::IrqFiles(roots_).ban_for_interface("eth1", {30}, "eth1: irq");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::Unsupported);
+}
+
+// ---- plan, apply, rollback over the fake backend
+
+IrqPlacement four_queues() {
+    IrqPlacement p;
+    for (unsigned i = 0; i < 4; ++i)
+        p.irqs.push_back(
+            QueueIrq{40 + i, "i40e-p5p1-TxRx-" + std::to_string(i), "0-7", std::to_string(i)});
+    p.numa_node = 1;
+    p.node_cpus = {4, 5, 6};
+    p.online_cpus = {0, 1, 2, 3, 4, 5, 6, 7};
+    return p;
+}
+
+class IrqTransaction : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/nictune-irqtx-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        be.nics = {test::i40e_port("p5p1")};
+        be.nics[0].irq = four_queues();
+        // Originals that differ per IRQ, so that an exact rollback shows.
+        be.nics[0].irq->irqs[1].affinity = "2";
+        be.nics[0].irq->irqs[3].affinity = "1-3";
+        be.nics[0].queues = QueueSet{{{"", 0}}, {{""}}};
+        initial = be.nics;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    Plan plan_for(const Profile& p) {
+        auto nics = be.read_interfaces(ReadRequest{{"p5p1"}, false});
+        EXPECT_TRUE(nics);
+        auto sys = be.read_system(SystemQuery{plan_sysctls(p)});
+        return make_plan(p, *nics, *sys);
+    }
+    std::vector<std::string> calls() const {
+        std::vector<std::string> out;
+        for (const auto& c : be.calls)
+            out.push_back(c.what);
+        return out;
+    }
+    std::vector<std::string> affinities() const {
+        std::vector<std::string> out;
+        for (const auto& q : be.nics[0].irq->irqs)
+            out.push_back(q.affinity.value_or("?"));
+        return out;
+    }
+    // What nictune sets: each IRQ's affinity and irqbalance's list (the
+    // effective CPU is the kernel's pick).
+    std::string placement(const std::vector<NicState>& nics) const {
+        std::string out;
+        for (const auto& q : nics[0].irq->irqs)
+            out += std::to_string(q.irq) + "=" + q.affinity.value_or("?") + " ";
+        if (nics[0].irq->irqbalance && nics[0].irq->irqbalance->banned)
+            out += "banned=" + format_cpulist(*nics[0].irq->irqbalance->banned);
+        return out;
+    }
+    std::string placement() const { return placement(be.nics); }
+    const PlanStep* step(const Plan& plan, const std::string& path) {
+        for (const auto& s : plan.interfaces[0].steps)
+            if (s.setting.path() == path) return &s;
+        return nullptr;
+    }
+    test::FakeBackend be;
+    std::vector<NicState> initial;
+    fs::path dir_;
+};
+
+TEST_F(IrqTransaction, LocalPolicyPutsOneIrqPerNodeCpuRoundRobinAndRollsBackExactly) {
+    StateStore store(dir_);
+    auto p = profile_of("[irq]\npolicy = \"local\"\n");
+    auto plan = plan_for(p);
+    std::vector<std::string> targets;
+    for (const auto& s : plan.interfaces[0].steps) {
+        EXPECT_EQ(s.phase, Phase::Irq);
+        targets.push_back(s.setting.path() + "=" + to_string(s.target));
+    }
+    EXPECT_EQ(targets, (std::vector<std::string>{"irq.40.cpus=4", "irq.41.cpus=5", "irq.42.cpus=6",
+                                                 "irq.43.cpus=4"}));
+    EXPECT_NE(plan.interfaces[0].steps[0].note.find("NUMA node 1 (4-6), round robin"),
+              std::string::npos)
+        << plan.interfaces[0].steps[0].note;
+    EXPECT_NE(plan.interfaces[0].steps[0].note.find("irqbalance is not running"), std::string::npos)
+        << "the plan says what it does about irqbalance";
+    auto r = apply_plan(be, store, plan, {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    EXPECT_EQ(affinities(), (std::vector<std::string>{"4", "5", "6", "4"}));
+    EXPECT_EQ(be.nics[0].irq->irqs[1].effective, "5");
+
+    // Each IRQ back to its own original (they differ: SetUp).
+    auto rb = rollback_interfaces(be, store, {"p5p1"});
+    ASSERT_EQ(rb.size(), 1U);
+    EXPECT_EQ(affinities(), (std::vector<std::string>{"0-7", "2", "0-7", "1-3"}));
+    EXPECT_EQ(placement(), placement(initial));
+}
+
+TEST_F(IrqTransaction, AppliedAfterChannelsAndCoalesceAndBeforeRpsAndXps) {
+    StateStore store(dir_);
+    auto p = profile_of(
+        "[channels]\ncombined = 8\n[coalesce]\nrx_usecs = 84\nadaptive_rx = false\n"
+        "[irq]\ncpus = \"2-3\"\n[rps]\ncpus = \"1\"\n");
+    auto plan = plan_for(p);
+    auto r = apply_plan(be, store, plan, {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    auto c = calls();
+    ASSERT_EQ(c.size(), 7U) << ::testing::PrintToString(c);
+    EXPECT_EQ(c[0], "set_device channels p5p1");
+    EXPECT_EQ(c[1], "set_device coalesce p5p1");
+    EXPECT_EQ(c[2], "set_irq p5p1 40");
+    EXPECT_EQ(c[5], "set_irq p5p1 43");
+    EXPECT_EQ(c[6], "set_queue p5p1 0");
+    EXPECT_EQ(affinities(), (std::vector<std::string>{"2-3", "2-3", "2-3", "2-3"}))
+        << "a CPU list: every IRQ gets all of it";
+    bool warned = false;
+    for (const auto& w : plan.interfaces[0].warnings)
+        warned |= w.find("request its IRQs again") != std::string::npos;
+    EXPECT_TRUE(warned) << "a channel change re-requests the IRQs: the plan says so";
+}
+
+TEST_F(IrqTransaction, AManagedIrqIsSkippedWithANoteNotAFailure) {
+    StateStore store(dir_);
+    be.managed_irqs = {41};
+    auto r = apply_plan(be, store, plan_for(profile_of("[irq]\npolicy = \"all\"\n")), {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    const auto& steps = r.interfaces[0].steps;
+    ASSERT_EQ(steps.size(), 4U);
+    EXPECT_EQ(steps[1].step.setting.path(), "irq.41.cpus");
+    EXPECT_EQ(steps[1].outcome, Outcome::Unsupported);
+    EXPECT_NE(steps[1].step.note.find("IRQ 41 is managed"), std::string::npos)
+        << steps[1].step.note;
+    EXPECT_EQ(steps[0].outcome, Outcome::Applied);
+    EXPECT_EQ(steps[3].outcome, Outcome::Applied);
+    EXPECT_EQ(affinities(), (std::vector<std::string>{"0", "2", "2", "3"}))
+        << "all online CPUs round robin, the managed one as it was";
+    auto rb = rollback_interfaces(be, store, {"p5p1"});
+    ASSERT_EQ(rb.size(), 1U);
+    for (const auto& x : rb[0].restored)
+        EXPECT_TRUE(x.ok) << x.key << ": " << x.message;
+    EXPECT_EQ(placement(), placement(initial)) << "exact, the managed IRQ untouched";
+}
+
+TEST_F(IrqTransaction, AFailedIrqWriteUndoesTheEarlierOnes) {
+    StateStore store(dir_);
+    be.fail_call(3, EINVAL, "");
+    auto r = apply_plan(be, store, plan_for(profile_of("[irq]\npolicy = \"local\"\n")), {});
+    EXPECT_EQ(r.result, TxResult::RolledBack) << (r.error ? r.error->str() : "");
+    EXPECT_EQ(placement(), placement(initial));
+}
+
+TEST_F(IrqTransaction, LocalWithoutANodeUsesEveryOnlineCpuAndSaysSo) {
+    be.nics[0].irq->numa_node.reset();
+    be.nics[0].irq->node_cpus.clear();
+    be.nics[0].irq->online_cpus = {0, 1};
+    auto plan = plan_for(profile_of("[irq]\npolicy = \"local\"\n"));
+    ASSERT_EQ(plan.interfaces[0].steps.size(), 4U);
+    EXPECT_EQ(plan.interfaces[0].steps[2].target, Scalar{std::string("0")});
+    EXPECT_EQ(plan.interfaces[0].steps[3].target, Scalar{std::string("1")});
+    EXPECT_NE(plan.interfaces[0].steps[0].note.find("no NUMA node (numa_node -1)"),
+              std::string::npos)
+        << plan.interfaces[0].steps[0].note;
+}
+
+TEST_F(IrqTransaction, ACpuListWithNoOnlineCpuIsRefusedNamingTheProfile) {
+    auto plan = plan_for(profile_of("[irq]\ncpus = \"12-13\"\n"));
+    ASSERT_EQ(plan.refusals().size(), 1U);
+    EXPECT_NE(plan.refusals()[0].find("p.toml:2:8: none of CPUs 12-13 is online"),
+              std::string::npos)
+        << plan.refusals()[0];
+}
+
+TEST_F(IrqTransaction, ADeviceWithoutQueueIrqsIsUnsupported) {
+    be.nics[0].irq.reset();
+    auto plan = plan_for(profile_of("[irq]\npolicy = \"local\"\n"));
+    ASSERT_EQ(plan.interfaces[0].steps.size(), 1U);
+    EXPECT_EQ(plan.interfaces[0].steps[0].kind, StepKind::Unsupported);
+    EXPECT_NE(plan.interfaces[0].steps[0].note.find("no queue IRQs"), std::string::npos);
+    EXPECT_TRUE(plan.refusals().empty());
+}
+
+TEST_F(IrqTransaction, ARunningIrqbalanceIsToldFirstAndUntoldOnRollback) {
+    StateStore store(dir_);
+    be.nics[0].irq->irqbalance =
+        IrqBalance{321, "/run/irqbalance/irqbalance321.sock", std::vector<unsigned>{7, 41}, ""};
+    initial = be.nics;
+    auto plan = plan_for(profile_of("[irq]\npolicy = \"local\"\n"));
+    const PlanStep* ban = step(plan, "irq.irqbalance_banned");
+    ASSERT_NE(ban, nullptr);
+    EXPECT_EQ(ban->current, Scalar{std::string("41")});
+    EXPECT_EQ(ban->target, Scalar{std::string("40-43")});
+    EXPECT_NE(ban->note.find("nictune does not stop it"), std::string::npos) << ban->note;
+    EXPECT_NE(ban->note.find("settings ban irqs"), std::string::npos) << ban->note;
+    auto r = apply_plan(be, store, plan, {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    EXPECT_EQ(calls().front(), "set_irqbalance p5p1") << "before any IRQ is placed";
+    EXPECT_EQ(be.nics[0].irq->irqbalance->banned, (std::vector<unsigned>{7, 40, 41, 42, 43}));
+    rollback_interfaces(be, store, {"p5p1"});
+    EXPECT_EQ(placement(), placement(initial)) << "IRQs and irqbalance's list as they were";
+}
+
+TEST_F(IrqTransaction, AnIrqbalanceThatCannotBeToldIsUnsupportedAndNeverStopped) {
+    be.nics[0].irq->irqbalance =
+        IrqBalance{321, "/run/irqbalance/irqbalance321.sock", std::nullopt, "no socket"};
+    auto plan = plan_for(profile_of("[irq]\npolicy = \"local\"\n"));
+    const PlanStep* ban = step(plan, "irq.irqbalance_banned");
+    ASSERT_NE(ban, nullptr);
+    EXPECT_EQ(ban->kind, StepKind::Unsupported);
+    EXPECT_NE(ban->note.find("systemctl disable --now irqbalance"), std::string::npos);
+    EXPECT_TRUE(plan.refusals().empty());
+}
+
+TEST_F(IrqTransaction, AuditJsonNamesEachIrqWithItsAffinityAndNullWithoutIrqs) {
+    auto nics = be.read_interfaces(ReadRequest{{"p5p1"}, false});
+    ASSERT_TRUE(nics);
+    AuditReport rep;
+    rep.interfaces.push_back(InterfaceAudit{});
+    rep.interfaces[0].state = (*nics)[0];
+    auto j = report::audit_json(rep);
+    const auto& irq = j.at("interfaces").at(0).at("irq");
+    EXPECT_EQ(irq.at("42").at("name"), "i40e-p5p1-TxRx-2");
+    EXPECT_EQ(irq.at("42").at("affinity"), "0-7");
+    EXPECT_EQ(irq.at("42").at("effective"), "2");
+    rep.interfaces[0].state.irq.reset();
+    j = report::audit_json(rep);
+    EXPECT_TRUE(j.at("interfaces").at(0).at("irq").is_null());
+}
+
+}  // namespace
+}  // namespace nictune
