@@ -35,6 +35,9 @@
 #   e1000e_root_bus_unknown  on q35's root bus the NIC has no link registers: pcie unknown, no finding
 #   link_file_foreign        a .link file udev applied (trigger): the finding names the file:line,
 #                            the key and both values
+# Queue placement (issue 17, guest/placement.sh):
+#   irq_reapply         [irq] cpus = "1" bound: placed through the unit's sandbox, back after
+#                       ip link set down/up, a hand-written affinity reported as drift
 # A binding's peer check (issue 15, guest/verify.sh):
 #   verify_unit         two bindings with verify_peer; systemd starts nictune-verify@TX.service for
 #                       each: the path that carries 9000 keeps it, the black hole is rolled back
@@ -59,6 +62,8 @@ set -u
 . "$GUEST_DIR/health.sh"
 # shellcheck source=verify.sh
 . "$GUEST_DIR/verify.sh"
+# shellcheck source=placement.sh
+. "$GUEST_DIR/placement.sh"
 
 CONFIG=/etc/nictune/nictune.toml
 NTC=/usr/bin/nictunectl
@@ -775,6 +780,7 @@ run_check unprivileged "systemd: an unprivileged caller is refused Apply on the 
 run_check e1000e_root_bus_unknown "systemd health: an e1000e without link registers is unknown with its reason, never a finding" check_e1000e_root_bus_unknown
 run_check link_file_foreign "systemd health: a .link file udev applied is named with its key and both values" check_link_file_foreign
 run_check verify_unit "systemd: a binding's peer check runs in nictune-verify@.service: kept where the path carries it, rolled back over a black hole" check_verify_unit
+run_check irq_reapply "systemd: [irq] placed by nictuned through its sandbox, re-applied after link down/up, drift reported" check_irq_reapply
 run_check package_journal "package: journal MESSAGE_IDs and fields; the catalog explains them" check_package_journal
 run_check package_metrics "package: metrics from the sandboxed unit, served by node_exporter" check_package_metrics
 run_check package_man "package: man pages render" check_package_man
