@@ -20,11 +20,14 @@
 #include <variant>
 #include <vector>
 
-#include "probe/fd.hpp"
 #include "probe/peer.hpp"
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::probe {
+
+// The probes' sockets: closed on every exit path.
+using Fd = UniqueFd;
 
 enum class IcmpSocketKind { Auto, Ping, Raw };
 const char* icmp_socket_name(IcmpSocketKind kind);  // "auto", "ping", "raw"

@@ -15,13 +15,14 @@
 #include <cstring>
 #include <vector>
 
-#include "probe/fd.hpp"
 #include "probe/iperf3_protocol.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::probe {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using Fd = UniqueFd;
 using namespace iperf3;
 
 // Blocks sent (or reads made) per stream before poll() is asked again, so

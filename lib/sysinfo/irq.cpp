@@ -17,6 +17,7 @@
 #include "sysinfo/pcie.hpp"
 #include "sysinfo/procfs.hpp"
 #include "sysinfo/text_file.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 namespace {
@@ -44,17 +45,6 @@ std::optional<std::string> normalized_list(const std::optional<std::string>& tex
     if (!cpus) return text;
     return format_cpulist(*cpus);
 }
-
-// An fd closed on every path.
-struct Fd {
-    int fd = -1;
-    explicit Fd(int f) : fd(f) {}
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-};
 
 }  // namespace
 
@@ -91,13 +81,13 @@ Result<std::string> irqbalance_request(const fs::path& socket, std::string_view 
     if (socket.native().size() >= sizeof addr.sun_path)
         return fail(Errc::InvalidArgument, context, "socket path too long");
     std::memcpy(addr.sun_path, socket.c_str(), socket.native().size());
-    Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (s.fd < 0) return fail_errno(errno, context + ": socket");
+    UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (s.get() < 0) return fail_errno(errno, context + ": socket");
     // irqbalance answers from its main loop; never wait longer than this.
     timeval tv{2, 0};
-    ::setsockopt(s.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(s.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (::connect(s.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0)
+    ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(s.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0)
         return fail_errno(errno, context + ": connect");
     // irqbalance takes requests from uid 0 only and reads the uid from
     // SCM_CREDENTIALS (SO_PASSCRED on its side); send them as its own
@@ -117,7 +107,7 @@ Result<std::string> irqbalance_request(const fs::path& socket, std::string_view 
     std::memcpy(CMSG_DATA(c), &cred, sizeof cred);
     ssize_t n = -1;
     do {
-        n = ::sendmsg(s.fd, &mh, MSG_NOSIGNAL);
+        n = ::sendmsg(s.get(), &mh, MSG_NOSIGNAL);
     } while (n < 0 && errno == EINTR);
     if (n < 0) return fail_errno(errno, context + ": send");
     if (static_cast<std::size_t>(n) != msg.size()) return fail(Errc::Io, context, "short send");
@@ -125,7 +115,7 @@ Result<std::string> irqbalance_request(const fs::path& socket, std::string_view 
     std::string out;
     char buf[4096];
     while (true) {
-        n = ::recv(s.fd, buf, sizeof buf, 0);
+        n = ::recv(s.get(), buf, sizeof buf, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             const int err = errno;
