@@ -35,9 +35,10 @@ placement_now() {
   echo "rx-0 IRQ ${r:-?} on '$(affinity_of "$r")', tx-0 IRQ ${t:-?} on '$(affinity_of "$t")'"
 }
 journal_has() { journal nictuned.service | grep -q -- "$1"; }
+have_vectors() { [[ -n $(e1k_queue_irqs) ]]; }
 link_bounce() {  # link_bounce: down, then up, and wait for the vectors
   run ip link set dev "$E1K" down && run ip link set dev "$E1K" up &&
-    poll 15 test -n "$(e1k_queue_irqs)"
+    poll 15 have_vectors
 }
 
 check_irq_reapply() {
@@ -45,7 +46,12 @@ check_irq_reapply() {
   local ncpu
   ncpu=$(grep -c '^processor' /proc/cpuinfo)
   ((ncpu >= 2)) || { bad "the guest has $ncpu CPU(s); the check needs 2"; return; }
-  [[ -n $(e1k_queue_irqs) ]] || { bad "no $E1K-rx-0/$E1K-tx-0 vectors in /proc/interrupts"; return; }
+  # e1000e requests its vectors when the interface is opened.
+  run ip link set dev "$E1K" up
+  if ! poll 15 have_vectors; then
+    bad "no $E1K-rx-0/$E1K-tx-0 vectors in /proc/interrupts: $(grep -F "$E1K" /proc/interrupts | awk '{print $1, $NF}' | tr '\n' ' ')$(cat "/sys/class/net/$E1K/operstate")"
+    return
+  fi
 
   # Control: does the driver lose a placement on down/up? (nictuned's
   # binding of vm-boot has no [irq], so it leaves the IRQs alone.)
