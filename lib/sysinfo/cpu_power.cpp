@@ -7,6 +7,7 @@
 
 #include "model/cpulist.hpp"
 #include "sysinfo/text_file.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::sysinfo {
 namespace {
@@ -19,14 +20,6 @@ std::optional<std::string> read_value(const fs::path& p) {
     auto v = detail::trim(*f.content);
     if (v.empty()) return std::nullopt;
     return std::string(v);
-}
-
-template <class T>
-std::optional<T> num(std::string_view s) {
-    T v{};
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
 }
 
 }  // namespace
@@ -54,7 +47,8 @@ CpuPower CpuSysfs::power(unsigned cpu) const {
         if (!name) break;
         CpuIdleState st;
         st.name = *name;
-        if (auto l = read_value(sd / "latency")) st.latency_us = num<uint64_t>(*l).value_or(0);
+        if (auto l = read_value(sd / "latency"))
+            st.latency_us = parse_number<uint64_t>(*l).value_or(0);
         if (auto d = read_value(sd / "disable")) st.disabled = *d != "0";
         p.idle.push_back(std::move(st));
     }
@@ -67,7 +61,7 @@ std::map<unsigned, int> CpuSysfs::cpu_nodes() const {
     for (const auto& e : fs::directory_iterator(node_dir_, ec)) {
         const std::string name = e.path().filename().string();
         if (!name.starts_with("node")) continue;
-        auto n = num<int>(std::string_view(name).substr(4));
+        auto n = parse_number<int>(std::string_view(name).substr(4));
         if (!n) continue;
         auto list = read_value(e.path() / "cpulist");
         if (!list) continue;

@@ -17,20 +17,13 @@
 #include "sysinfo/pcie.hpp"
 #include "sysinfo/procfs.hpp"
 #include "sysinfo/text_file.hpp"
+#include "util/strings.hpp"
 #include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 namespace {
 
 namespace fs = std::filesystem;
-
-template <class T>
-std::optional<T> num(std::string_view s) {
-    T v{};
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
 
 std::optional<std::string> read_value(const fs::path& p) {
     const auto f = detail::read_text_file(p, 4096);
@@ -67,7 +60,7 @@ std::vector<unsigned> parse_irqbalance_setup(std::string_view reply) {
     for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
         if (toks[i] == "BANNED") break;  // a CPU mask follows, not IRQs
         if (toks[i] != "IRQ") continue;
-        if (auto n = num<unsigned>(toks[i + 1])) out.push_back(*n);
+        if (auto n = parse_number<unsigned>(toks[i + 1])) out.push_back(*n);
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -178,7 +171,7 @@ Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
     if (out.irqs.empty()) return std::optional<IrqPlacement>{};
     out.online_cpus = CpuSysfs(roots_.sysfs).online().value_or(std::vector<unsigned>{});
     if (auto node = read_value(dev / "numa_node")) {
-        if (auto n = num<int>(*node); n && *n >= 0) {
+        if (auto n = parse_number<int>(*node); n && *n >= 0) {
             out.numa_node = *n;
             const auto list = read_value(roots_.sysfs / "devices/system/node" /
                                          ("node" + std::to_string(*n)) / "cpulist");
@@ -215,7 +208,7 @@ std::optional<IrqBalance> IrqFiles::irqbalance() const {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(roots_.proc, ec)) {
         const std::string name = e.path().filename().string();
-        auto pid = num<int>(name);
+        auto pid = parse_number<int>(name);
         if (!pid) continue;
         auto comm = read_value(e.path() / "comm");
         if (!comm || *comm != "irqbalance") continue;

@@ -1,6 +1,7 @@
 // Small string helpers shared by the profile loader, the engine and the CLI.
 #pragma once
 
+#include <charconv>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,16 @@
 #include "util/error.hpp"
 
 namespace nictune {
+
+// The whole of `s` as a decimal number of type T (no sign for unsigned
+// types, no spaces, nothing after it), or nullopt.
+template <class T>
+std::optional<T> parse_number(std::string_view s) {
+    T v{};
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
 
 std::string_view trim(std::string_view s);
 std::string to_lower(std::string_view s);

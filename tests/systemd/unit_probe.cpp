@@ -273,14 +273,32 @@ void check_files() {
         pass("read kernel.osrelease", *v);
     else
         fail("read kernel.osrelease", "unreadable");
-    // /sys: readable, not writable.
+    // /sys: the devices' files are writable ([rps] and [xps] write the
+    // queues' masks, under /sys/devices), the rest is read-only; /proc/irq
+    // is writable ([irq]).
     if (!g_opt.iface.empty()) {
-        const std::string q = "/sys/class/net/" + g_opt.iface + "/tx_queue_len";
+        const std::string q = "/sys/class/net/" + g_opt.iface + "/queues/rx-0/rps_cpus";
         if (auto v = read_file(q))
-            expect_errno("/sys is read-only", write_file(q, *v), {EROFS});
+            expect_errno("write rps_cpus of rx-0 (same value)", write_file(q, *v), {0});
         else
             fail("read " + q, "unreadable");
     }
+    bool outside = false;
+    for (const char* f : {"/sys/kernel/uevent_helper",
+                          "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/power/state"}) {
+        if (auto v = read_file(f)) {
+            expect_errno(std::string("/sys outside /sys/devices is read-only (") + f + ")",
+                         write_file(f, *v), {EROFS});
+            outside = true;
+            break;
+        }
+    }
+    if (!outside) fail("read a file of /sys outside /sys/devices", "none of the candidates");
+    if (auto v = read_file("/proc/irq/default_smp_affinity"))
+        expect_errno("write /proc/irq/default_smp_affinity (same value)",
+                     write_file("/proc/irq/default_smp_affinity", *v), {0});
+    else
+        fail("read /proc/irq/default_smp_affinity", "unreadable");
     // The state directory: writable, private, files private.
     struct stat st {};
     if (::stat("/run/nictune", &st) == 0 && (st.st_mode & 07777) == 0700)

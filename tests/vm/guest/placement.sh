@@ -34,7 +34,9 @@ placement_now() {
   read -r r t <<<"$(e1k_queue_irqs)"
   echo "rx-0 IRQ ${r:-?} on '$(affinity_of "$r")', tx-0 IRQ ${t:-?} on '$(affinity_of "$t")'"
 }
-journal_has() { journal nictuned.service | grep -q -- "$1"; }
+# Not grep -q: it would stop reading, and journalctl's SIGPIPE fail the
+# pipeline (pipefail).
+journal_has() { journal nictuned.service | grep -F -- "$1" >/dev/null; }
 have_vectors() { [[ -n $(e1k_queue_irqs) ]]; }
 link_bounce() {  # link_bounce: down, then up, and wait for the vectors
   run ip link set dev "$E1K" down && run ip link set dev "$E1K" up &&
