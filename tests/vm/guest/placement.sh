@@ -34,9 +34,14 @@ placement_now() {
   read -r r t <<<"$(e1k_queue_irqs)"
   echo "rx-0 IRQ ${r:-?} on '$(affinity_of "$r")', tx-0 IRQ ${t:-?} on '$(affinity_of "$t")'"
 }
-# Not grep -q: it would stop reading, and journalctl's SIGPIPE fail the
-# pipeline (pipefail).
-journal_has() { journal nictuned.service | grep -F -- "$1" >/dev/null; }
+# The journal into a variable first, then grep, as verify.sh does: in a
+# pipeline under pipefail, journalctl's own exit status (or its SIGPIPE
+# after grep -q) failed the check although the lines were there.
+journal_has() {
+  local j
+  j=$(journal nictuned.service)
+  grep -qF -- "$1" <<<"$j"
+}
 have_vectors() { [[ -n $(e1k_queue_irqs) ]]; }
 link_bounce() {  # link_bounce: down, then up, and wait for the vectors
   run ip link set dev "$E1K" down && run ip link set dev "$E1K" up &&
