@@ -14,13 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_value(const fs::path& p) {
-    const auto f = detail::read_text_file(p, 4096);
-    if (!f.content) return std::nullopt;
-    auto v = detail::trim(*f.content);
-    if (v.empty()) return std::nullopt;
-    return std::string(v);
-}
+using detail::read_value;
 
 }  // namespace
 

@@ -25,11 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_value(const fs::path& p) {
-    const auto f = detail::read_text_file(p, 4096);
-    if (!f.content) return std::nullopt;
-    return std::string(detail::trim(*f.content));
-}
+using detail::read_value;
 
 // A CPU list as the kernel prints it, in nictune's form (the same ranges).
 std::optional<std::string> normalized_list(const std::optional<std::string>& text) {

@@ -72,4 +72,12 @@ bool safe_component(std::string_view s) {
            s.find('\0') == std::string_view::npos;
 }
 
+std::optional<std::string> read_value(const std::filesystem::path& path) {
+    const auto f = read_text_file(path, 4096);
+    if (!f.content) return std::nullopt;
+    const auto v = trim(*f.content);
+    if (v.empty()) return std::nullopt;
+    return std::string(v);
+}
+
 }  // namespace nictune::sysinfo::detail

@@ -29,6 +29,9 @@ Result<void> write_kernel_file(const std::filesystem::path& path, std::string_vi
 
 // Surrounding whitespace removed.
 std::string_view trim(std::string_view s);
+// A one-value kernel file (sysfs, /proc/PID/comm), trimmed; nullopt when it
+// cannot be read or holds nothing.
+std::optional<std::string> read_value(const std::filesystem::path& path);
 
 // A single path component: non-empty, not "." or "..", no '/' or NUL.
 bool safe_component(std::string_view s);
