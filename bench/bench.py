@@ -957,8 +957,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build-bench"))
     ap.add_argument("--build-type", default="Release")
-    ap.add_argument("--out", help="write every sample as JSON to FILE and the table to FILE's .md "
-                    "(default: BUILD_DIR/bench-results/latest.json, not committed, and bench/results/latest.md)")
+    ap.add_argument("--out", help="write every sample as JSON to FILE (default: "
+                    "BUILD_DIR/bench-results/latest.json, not committed) and, without --table, "
+                    "the table to FILE's .md")
+    ap.add_argument("--table", help="write the table (Markdown) to FILE; without --out and --table: "
+                    "bench/results/latest.md (committed)")
     ap.add_argument("--scales", default="1,64,512")
     ap.add_argument("--only", default="startup,audit,apply,daemon,analysis,micro,probe",
                     help="comma-separated scenarios: startup, audit, apply, daemon, analysis, micro, probe")
@@ -1052,10 +1055,12 @@ def main():
     print(table)
     # The samples stay out of git (a build directory); the table, which
     # BENCHMARKS.md quotes, is committed.
-    if args.out:
-        out_json, md = args.out, os.path.splitext(args.out)[0] + ".md"
+    out_json = args.out or os.path.join(args.build_dir, "bench-results", "latest.json")
+    if args.table:
+        md = args.table
+    elif args.out:
+        md = os.path.splitext(args.out)[0] + ".md"
     else:
-        out_json = os.path.join(args.build_dir, "bench-results", "latest.json")
         md = os.path.join(REPO, "bench", "results", "latest.md")
     for path in (out_json, md):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
