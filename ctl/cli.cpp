@@ -58,7 +58,7 @@ std::string dump(const Json& j) {
 }
 
 int exit_for(const Error& e) {
-    return e.is_user_error() ? kUsage : kCannotRead;
+    return errc_info(e.code).exit_status;
 }
 
 int report_error(const Error& e) {
@@ -326,9 +326,7 @@ int exit_for_result(const Json& r) {
     if (r.contains("error") && r.at("error").is_object()) {
         const std::string code = r.at("error").value("code", "");
         Error e;
-        for (Errc c : {Errc::InvalidArgument, Errc::NoSuchInterface, Errc::InvalidProfile,
-                       Errc::NoSuchProfile})
-            if (code == errc_name(c)) e.code = c;
+        e.code = errc_from_name(code).value_or(Errc::Internal);
         error = e;
     }
     return exit_for_result(result, !r.at("refusals").empty(), error ? &*error : nullptr);

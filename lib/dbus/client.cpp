@@ -53,16 +53,7 @@ Result<nlohmann::json> call(sdbus::IConnection& conn, const char* method, F&& f)
 }  // namespace
 
 Errc errc_from_dbus(const std::string& name) {
-    const std::string prefix = "org.nictune1.Error.";
-    if (!name.starts_with(prefix)) return Errc::Io;
-    const std::string n = name.substr(prefix.size());
-    if (n == "InvalidArgument") return Errc::InvalidArgument;
-    if (n == "NoSuchInterface") return Errc::NoSuchInterface;
-    if (n == "InvalidProfile") return Errc::InvalidProfile;
-    if (n == "NoSuchProfile") return Errc::NoSuchProfile;
-    if (n == "PermissionDenied") return Errc::PermissionDenied;
-    if (n == "Busy") return Errc::Busy;
-    return Errc::Kernel;
+    return errc_from_dbus_name(name).value_or(Errc::Io);
 }
 
 std::unique_ptr<Client> Client::connect(const std::string& address, std::string* why) {

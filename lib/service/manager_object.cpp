@@ -143,25 +143,6 @@ auto guarded(const char* method, F&& f) -> decltype(f()) {
 
 }  // namespace
 
-std::string dbus_error_name(Errc code) {
-    switch (code) {
-        case Errc::InvalidArgument:
-            return "org.nictune1.Error.InvalidArgument";
-        case Errc::NoSuchInterface:
-            return "org.nictune1.Error.NoSuchInterface";
-        case Errc::InvalidProfile:
-            return "org.nictune1.Error.InvalidProfile";
-        case Errc::NoSuchProfile:
-            return "org.nictune1.Error.NoSuchProfile";
-        case Errc::PermissionDenied:
-            return "org.nictune1.Error.PermissionDenied";
-        case Errc::Busy:
-            return "org.nictune1.Error.Busy";
-        default:
-            return "org.nictune1.Error.Failed";
-    }
-}
-
 sdbus::Error to_dbus_error(const Error& e) {
     return sdbus::Error(dbus_error_name(e.code), text(e.str()));
 }

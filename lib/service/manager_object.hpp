@@ -23,8 +23,7 @@ namespace nictune::service {
 inline constexpr const char* kBusName = "org.nictune1";
 inline constexpr const char* kObjectPath = "/org/nictune1";
 
-// org.nictune1.Error.<Name> for an engine error.
-std::string dbus_error_name(Errc code);
+// org.nictune1.Error.<Name> (util/error's table) for an engine error.
 sdbus::Error to_dbus_error(const Error& e);
 
 // What the client (or nictune-verify@.service) checks before it confirms a

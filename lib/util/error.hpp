@@ -4,16 +4,22 @@
 #pragma once
 
 #include <expected>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace nictune {
 
+// What each code means is in kErrcTable (error.cpp), the one place that
+// names them: the JSON "code", the D-Bus error org.nictune1.Error.<name>,
+// and whether the caller asked for something wrong (nictunectl exit 2).
 enum class Errc {
-    InvalidArgument,   // bad usage or input from the caller (exit 2)
-    NoSuchInterface,   // unknown or vanished interface (exit 2)
-    InvalidProfile,    // profile or config file that does not validate (exit 2)
-    NoSuchProfile,     // profile name not found on the search path (exit 2)
+    InvalidArgument,   // bad usage or input from the caller
+    NoSuchInterface,   // unknown or vanished interface
+    InvalidProfile,    // profile or config file that does not validate
+    NoSuchProfile,     // profile name not found on the search path
     Unsupported,       // the driver or the system does not offer this
     PermissionDenied,  // the kernel or the policy said no
     Busy,              // another transaction holds the interface
@@ -21,6 +27,27 @@ enum class Errc {
     Io,                // file or socket I/O failed
     Internal,          // a bug or an impossible reply
 };
+
+struct ErrcInfo {
+    Errc code;
+    std::string_view name;  // "NoSuchInterface": JSON "code", D-Bus error suffix
+    bool user_error;        // the caller's input was wrong; nothing was changed
+    int exit_status;        // nictunectl's exit status for it (2 usage, 5 cannot)
+};
+
+// Every Errc once, in the enum's order.
+std::span<const ErrcInfo> errc_table();
+const ErrcInfo& errc_info(Errc code);
+// The Errc named `name` (as errc_name gives it), none for anything else.
+std::optional<Errc> errc_from_name(std::string_view name);
+
+// "org.nictune1.Error." + the name, for every code.
+inline constexpr std::string_view kDbusErrorPrefix = "org.nictune1.Error.";
+std::string dbus_error_name(Errc code);
+// The Errc of an org.nictune1.Error.* name; Kernel for one of ours this
+// build does not know (an older nictuned's catch-all .Failed), none for a
+// name from anyone else (the bus's own errors).
+std::optional<Errc> errc_from_dbus_name(std::string_view name);
 
 struct Error {
     Errc code = Errc::Internal;

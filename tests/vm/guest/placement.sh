@@ -13,7 +13,8 @@
 #                 binding, shows whether the driver loses the affinity) they
 #                 are on CPU 1 again and the journal says the placement was
 #                 re-applied; a hand-written smp_affinity_list is reported as
-#                 drift; the vm-boot binding is restored after
+#                 drift, and put back by the link-up check after the next
+#                 down/up; the vm-boot binding is restored after
 
 # e1k_queue_irqs: "RX TX", the IRQ numbers of $E1K's rx-0 and tx-0 vectors
 # (/proc/interrupts' last column is the action name).
@@ -125,6 +126,26 @@ EOF2
   else
     bad "journal has no 'irq.$r.cpus drifted: 0, expected 1' within 40 s"
     journal nictuned.service | tail -n 8 | sed 's/^/    journal: /'
+  fi
+
+  # The re-apply on real hardware: e1000e here keeps an affinity over
+  # down/up (the control), so the moved IRQ is still on CPU 0 when the link
+  # comes back; the link-up check must find it and put it back.
+  if [[ $(affinity_of "$r") == 0 ]]; then
+    link_bounce || bad "$E1K: ip link set down/up failed: $RUN_OUT"
+    if poll 30 irqs_on 1; then
+      ok "after the drift and ip link set down/up: $(placement_now)"
+    else
+      bad "30 s after the drift and ip link set down/up: $(placement_now), want CPU 1"
+    fi
+    if poll 15 nictuned_logged "re-applied the queue placement of profile vm-irq (link up)"; then
+      ok "journal: re-applied the queue placement of profile vm-irq (link up)"
+    else
+      bad "journal has no 're-applied the queue placement of profile vm-irq (link up)'"
+      journal nictuned.service | tail -n 8 | sed 's/^/    journal: /'
+    fi
+  else
+    note "IRQ $r is on '$(affinity_of "$r")' after the drift check, not 0: the re-apply after link up is not exercised"
   fi
 
   write_config false
