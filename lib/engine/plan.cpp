@@ -12,38 +12,6 @@
 
 namespace nictune {
 
-const char* phase_name(Phase p) {
-    switch (p) {
-        case Phase::Channels:
-            return "channels";
-        case Phase::PrivateFlags:
-            return "private_flags";
-        case Phase::Irq:
-            return "irq";
-        case Phase::Rps:
-            return "rps";
-        case Phase::Xps:
-            return "xps";
-        case Phase::Rss:  // [rss]
-            return "rss";
-        case Phase::Rings:
-            return "rings";
-        case Phase::Link:
-            return "link";
-        case Phase::Pause:
-            return "pause";
-        case Phase::Features:
-            return "features";
-        case Phase::Coalesce:
-            return "coalesce";
-        case Phase::Sysctl:
-            return "sysctl";
-        case Phase::Tuned:
-            return "tuned";
-    }
-    return "link";
-}
-
 const char* step_kind_name(StepKind k) {
     switch (k) {
         case StepKind::Change:
@@ -60,37 +28,6 @@ const char* step_kind_name(StepKind k) {
             return "blocked";
     }
     return "refused";
-}
-
-Phase phase_of(Section s) {
-    switch (s) {
-        case Section::Channels:
-            return Phase::Channels;
-        case Section::PrivateFlags:
-            return Phase::PrivateFlags;
-        case Section::Irq:
-            return Phase::Irq;
-        case Section::Rps:
-            return Phase::Rps;
-        case Section::Xps:
-            return Phase::Xps;
-        case Section::Rss:  // [rss]
-            return Phase::Rss;
-        case Section::Rings:
-            return Phase::Rings;
-        case Section::Pause:
-            return Phase::Pause;
-        case Section::Features:
-            return Phase::Features;
-        case Section::Coalesce:
-            return Phase::Coalesce;
-        case Section::Sysctl:
-            return Phase::Sysctl;
-        case Section::Tuned:
-            return Phase::Tuned;
-        default:
-            return Phase::Link;
-    }
 }
 
 namespace {

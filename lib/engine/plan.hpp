@@ -1,6 +1,6 @@
 // Plan: what applying a profile would change, step by step, in the order it
-// would be applied (channels, rings, link, pause, features, coalescing, then
-// sysctls and tuned), with the current value, the target, the driver
+// would be applied (the phases of the schema's section table: channels
+// first, tuned last), with the current value, the target, the driver
 // translation, what the driver accepts and whether it resets the link. A
 // plan is pure: it reads nothing and changes nothing.
 #pragma once
@@ -13,37 +13,11 @@
 #include "engine/resolve.hpp"
 #include "engine/setting.hpp"
 #include "model/nic_state.hpp"
+#include "model/schema.hpp"
 #include "profile/facts.hpp"
 #include "profile/profile.hpp"
 
 namespace nictune {
-
-// Channels first: a channel change makes the driver request its IRQs again
-// and changes the queue count that the per-queue phases (RPS, XPS) cover.
-// Private flags next: on i40e some reset the device. RSS after the device
-// settings, so that its table names the queues the channels left (issue 17:
-// channels, RSS, IRQs, RPS, XPS).
-enum class Phase : uint8_t {
-    Channels,
-    PrivateFlags,
-    Rings,
-    Link,
-    Pause,
-    Features,
-    Coalesce,
-    Rss,  // [rss]
-    // [irq]: after channels (a channel change requests the IRQs again and
-    // changes how many there are), before RPS and XPS.
-    Irq,
-    Rps,
-    Xps,
-    Sysctl,
-    Tuned
-};
-const char* phase_name(Phase p);
-// The phase a section's settings are applied in (the apply order; rollback
-// undoes in the reverse). One table for plan and transaction.
-Phase phase_of(Section s);
 
 enum class StepKind : uint8_t {
     Change,       // differs: will be set

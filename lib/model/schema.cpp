@@ -216,22 +216,22 @@ constexpr std::array<MetaKeyInfo, 20> kMeta = {{
 }};
 
 constexpr std::array<SectionInfo, kSectionCount> kSections = {{
-    {S::Profile, "profile", false, false, "About the profile itself."},
-    {S::Match, "match", false, false, "Which NICs the profile is written for; all given keys must match."},
-    {S::Driver, "driver", false, false, "Driver version requirements, checked by audit and apply."},
-    {S::Link, "link", true, false, "Link settings (rtnetlink) and link state (read only)."},
-    {S::Coalesce, "coalesce", true, false, "Interrupt coalescing (ethtool -c/-C)."},
-    {S::Rings, "rings", true, false, "Descriptor ring sizes (ethtool -g/-G)."},
-    {S::Channels, "channels", true, false, "Queue counts (ethtool -l/-L)."},
-    {S::Features, "features", true, true, "Offloads by kernel feature name (ethtool -k/-K)."},
-    {S::Pause, "pause", true, false, "Ethernet flow control (ethtool -a/-A)."},
-    {S::PrivateFlags, "private_flags", true, true, "The driver's private flags (ethtool --show-priv-flags/--set-priv-flags)."},
-    {S::Rps, "rps", true, false, "Receive Packet Steering for every RX queue (sysfs queues/rx-N)."},
-    {S::Xps, "xps", true, false, "Transmit Packet Steering for every TX queue (sysfs queues/tx-N)."},
-    {S::Rss, "rss", true, false, "Receive side scaling: the indirection table and the hashed fields per flow type (ethtool -x/-X, -n/-N rx-flow-hash)."},
-    {S::Irq, "irq", true, false, "Where the queue IRQs of the interface run (/proc/irq/N/smp_affinity_list), and irqbalance."},
-    {S::Sysctl, "sysctl", false, true, "Kernel network settings under /proc/sys."},
-    {S::Tuned, "tuned", false, false, "The tuned system profile."},
+    {S::Profile, "profile", false, false, Phase::Link, "About the profile itself."},
+    {S::Match, "match", false, false, Phase::Link, "Which NICs the profile is written for; all given keys must match."},
+    {S::Driver, "driver", false, false, Phase::Link, "Driver version requirements, checked by audit and apply."},
+    {S::Link, "link", true, false, Phase::Link, "Link settings (rtnetlink) and link state (read only)."},
+    {S::Coalesce, "coalesce", true, false, Phase::Coalesce, "Interrupt coalescing (ethtool -c/-C)."},
+    {S::Rings, "rings", true, false, Phase::Rings, "Descriptor ring sizes (ethtool -g/-G)."},
+    {S::Channels, "channels", true, false, Phase::Channels, "Queue counts (ethtool -l/-L)."},
+    {S::Features, "features", true, true, Phase::Features, "Offloads by kernel feature name (ethtool -k/-K)."},
+    {S::Pause, "pause", true, false, Phase::Pause, "Ethernet flow control (ethtool -a/-A)."},
+    {S::PrivateFlags, "private_flags", true, true, Phase::PrivateFlags, "The driver's private flags (ethtool --show-priv-flags/--set-priv-flags)."},
+    {S::Rps, "rps", true, false, Phase::Rps, "Receive Packet Steering for every RX queue (sysfs queues/rx-N)."},
+    {S::Xps, "xps", true, false, Phase::Xps, "Transmit Packet Steering for every TX queue (sysfs queues/tx-N)."},
+    {S::Rss, "rss", true, false, Phase::Rss, "Receive side scaling: the indirection table and the hashed fields per flow type (ethtool -x/-X, -n/-N rx-flow-hash)."},
+    {S::Irq, "irq", true, false, Phase::Irq, "Where the queue IRQs of the interface run (/proc/irq/N/smp_affinity_list), and irqbalance."},
+    {S::Sysctl, "sysctl", false, true, Phase::Sysctl, "Kernel network settings under /proc/sys."},
+    {S::Tuned, "tuned", false, false, Phase::Tuned, "The tuned system profile."},
 }};
 // clang-format on
 

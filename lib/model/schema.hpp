@@ -142,11 +142,36 @@ struct MetaKeyInfo {
     std::string_view doc;
 };
 
+// The apply order, one phase a section (SectionInfo::phase); rollback undoes
+// in the reverse. Channels first: a channel change makes the driver request
+// its IRQs again and changes the queue count that the per-queue phases (RPS,
+// XPS) cover. Private flags next: on i40e some reset the device. RSS after
+// the device settings, so that its table names the queues the channels left
+// (issue 17: channels, RSS, IRQs, RPS, XPS).
+enum class Phase : uint8_t {
+    Channels,
+    PrivateFlags,
+    Rings,
+    Link,  // also [profile], [match] and [driver], which are never written
+    Pause,
+    Features,
+    Coalesce,
+    Rss,  // [rss]
+    // [irq]: after channels (a channel change requests the IRQs again and
+    // changes how many there are), before RPS and XPS.
+    Irq,
+    Rps,
+    Xps,
+    Sysctl,
+    Tuned
+};
+
 struct SectionInfo {
     Section id;
     std::string_view name;  // TOML table and JSON object name
     bool device;            // values belong to one interface
     bool open;              // keys are names (kernel feature names, sysctl names)
+    Phase phase;            // when its settings are applied
     std::string_view doc;
 };
 
@@ -155,6 +180,10 @@ const KeyInfo& key_info(Key k);
 std::span<const MetaKeyInfo> meta_keys();
 std::span<const SectionInfo> sections();
 const SectionInfo& section_info(Section s);
+// The phase a section's settings are applied in: the table's column.
+inline Phase phase_of(Section s) {
+    return section_info(s).phase;
+}
 
 std::optional<Section> find_section(std::string_view name);
 std::optional<Key> find_key(Section s, std::string_view name);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace nictune {
 namespace {
@@ -31,6 +34,31 @@ TEST(Schema, AttributesMapBackToTheirKey) {
         ASSERT_TRUE(back.has_value()) << key_path(k.key);
         EXPECT_EQ(*back, k.key);
     }
+}
+
+// The apply order is the table's phase column: one phase per section that
+// is written, in the order channels ... tuned (rollback undoes it backwards,
+// transaction_test.cpp).
+TEST(Schema, ThePhaseColumnGivesTheApplyOrder) {
+    std::vector<SectionInfo> written;
+    for (const auto& s : sections())
+        if (s.device || s.id == Section::Sysctl || s.id == Section::Tuned) written.push_back(s);
+    std::stable_sort(written.begin(), written.end(),
+                     [](const SectionInfo& a, const SectionInfo& b) { return a.phase < b.phase; });
+    std::vector<std::string_view> order;
+    std::set<Phase> phases;
+    for (const auto& s : written) {
+        order.push_back(s.name);
+        EXPECT_TRUE(phases.insert(s.phase).second) << s.name << " shares its phase";
+        EXPECT_EQ(phase_of(s.id), s.phase) << s.name;
+    }
+    EXPECT_EQ(order, (std::vector<std::string_view>{"channels", "private_flags", "rings", "link",
+                                                    "pause", "features", "coalesce", "rss", "irq",
+                                                    "rps", "xps", "sysctl", "tuned"}));
+    // The sections that are never written are filed with [link].
+    EXPECT_EQ(phase_of(Section::Profile), Phase::Link);
+    EXPECT_EQ(phase_of(Section::Match), Phase::Link);
+    EXPECT_EQ(phase_of(Section::Driver), Phase::Link);
 }
 
 TEST(Schema, FindsKeysAndSectionsByName) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "engine/manager.hpp"
+#include "engine/tx_steps.hpp"
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
@@ -136,6 +137,68 @@ TEST_F(TransactionTest, PlanOrdersChannelsRingsLinkPauseFeaturesCoalesceSysctlTu
         EXPECT_EQ(s.resets_link, p == "channels.combined" || p == "rings.rx" || p == "link.mtu")
             << p;
     }
+}
+
+// The order of the writes comes from the schema's phase column: forwards to
+// apply, backwards to undo, and stable within a phase (each interface keeps
+// its own order, and a phase of many interfaces stays one batch).
+TEST(TransactionOrder, UndoIsTheApplyOrderBackwardsAndBothAreStable) {
+    std::vector<std::pair<Section, int>> items;
+    for (const auto& s : sections())
+        if (s.device || s.id == Section::Sysctl || s.id == Section::Tuned)
+            for (int iface = 0; iface < 2; ++iface)
+                items.emplace_back(s.id, iface);
+    const auto section_of = [](const std::pair<Section, int>& x) { return x.first; };
+    const auto names = [](const std::vector<std::pair<Section, int>>& v) {
+        std::vector<std::string> out;
+        for (const auto& [s, iface] : v)
+            out.push_back(std::string(section_info(s).name) + "/" + std::to_string(iface));
+        return out;
+    };
+    const std::vector<std::string> apply = {
+        "channels/0", "channels/1", "private_flags/0", "private_flags/1", "rings/0",
+        "rings/1",    "link/0",     "link/1",          "pause/0",         "pause/1",
+        "features/0", "features/1", "coalesce/0",      "coalesce/1",      "rss/0",
+        "rss/1",      "irq/0",      "irq/1",           "rps/0",           "rps/1",
+        "xps/0",      "xps/1",      "sysctl/0",        "sysctl/1",        "tuned/0",
+        "tuned/1"};
+    auto forwards = items;
+    tx::order_by_phase(forwards, section_of, tx::Direction::Apply);
+    EXPECT_EQ(names(forwards), apply);
+    // Backwards by phase; within a phase the same order as before.
+    std::vector<std::string> undo;
+    for (std::size_t k = apply.size(); k >= 2; k -= 2) {
+        undo.push_back(apply[k - 2]);
+        undo.push_back(apply[k - 1]);
+    }
+    auto backwards = items;
+    tx::order_by_phase(backwards, section_of, tx::Direction::Undo);
+    EXPECT_EQ(names(backwards), undo);
+}
+
+TEST_F(TransactionTest, RollbackSetsInTheReverseOfTheApplyOrder) {
+    StateStore store(dir_);
+    ASSERT_EQ(apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"})).result,
+              TxResult::Applied);
+    std::vector<std::string> applied;
+    for (const auto& c : be.calls)
+        applied.push_back(c.what);
+    EXPECT_EQ(applied,
+              (std::vector<std::string>{
+                  "set_device channels p4p1", "set_device rings p4p1", "set_device link p4p1",
+                  "set_device pause p4p1", "set_features p4p1", "set_device coalesce p4p1",
+                  "set_sysctl net.core.rmem_max", "set_tuned latency-performance"}));
+    be.calls.clear();
+    ASSERT_EQ(rollback_interface(be, store, "p4p1").result, TxResult::RolledBack);
+    std::vector<std::string> undone;
+    for (const auto& c : be.calls)
+        undone.push_back(c.what);
+    EXPECT_EQ(undone,
+              (std::vector<std::string>{"set_tuned balanced", "set_sysctl net.core.rmem_max",
+                                        "set_device coalesce p4p1", "set_features p4p1",
+                                        "set_device pause p4p1", "set_device link p4p1",
+                                        "set_device rings p4p1", "set_device channels p4p1"}));
+    expect_back_to_initial();
 }
 
 TEST_F(TransactionTest, PlanTranslatesAdaptiveOnIxgbeAndSaysSo) {
