@@ -23,9 +23,9 @@
 #include "service/log.hpp"
 #include "service/manager_object.hpp"
 #include "service/metrics.hpp"
-#include "service/watcher.hpp"
 #include "util/json_writer.hpp"
 #include "watch/config.hpp"
+#include "watch/watcher.hpp"
 
 namespace nictune::service {
 namespace {
@@ -39,7 +39,7 @@ uint64_t now_usec() {
 // The interface an ethtool notification is about, or 0.
 // An ethtool notification to the watcher, with the state it carries (the
 // drift check compares that instead of reading the interface again).
-void notified(Watcher& watcher, const nlmsghdr* nlh,
+void notified(watch::Watcher& watcher, const nlmsghdr* nlh,
               const std::shared_ptr<const FeatureNames>& feature_names) {
     if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return;
     const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
@@ -182,7 +182,10 @@ int run_daemon(const DaemonOptions& opts) {
     // The watcher reported something: the metrics file is due (the
     // placement timer's findings come without any event on a socket).
     bool reported = false;
-    WatcherEvents ev;
+    watch::WatcherEvents ev;
+    ev.log = [](Level level, std::string_view message, const LogFields& fields) {
+        log(level, message, fields);
+    };
     ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
                      const std::string& result, const std::string& reason) {
         reported = true;
@@ -207,7 +210,7 @@ int run_daemon(const DaemonOptions& opts) {
         object->hold(std::move(held), "", PendingCheck{*b.verify_peer, b.min_gbps},
                      std::chrono::seconds(b.confirm_timeout), reason);
     };
-    Watcher watcher(manager, ev);
+    watch::Watcher watcher(manager, ev);
 
     auto reload = [&]() -> Result<void> {
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
