@@ -616,10 +616,12 @@ TEST_F(WatcherTest, ARenameThatCannotRemoveTheOldRecordLeavesOneRecord) {
                      << "or tmpfs): " << std::strerror(errno);
     }
     be.nic("p4p1")->id.name = "eth9";
-    testing::internal::CaptureStderr();
+    logged.clear();
     watcher->link_event(4, "eth9", false);
     watcher->process();
-    const std::string log = testing::internal::GetCapturedStderr();
+    std::string log;
+    for (const auto& l : logged)
+        log += l.fields.interface + ": " + l.message + "\n";
     flags &= ~FS_APPEND_FL;
     ::ioctl(fd, FS_IOC_SETFLAGS, &flags);
     ::close(fd);
