@@ -39,8 +39,9 @@
 #include "profile/facts.hpp"
 #include "profile/loader.hpp"
 #include "report/json_report.hpp"
-#include "service/watcher.hpp"
+#include "service/log.hpp"
 #include "watch/config.hpp"
+#include "watch/watcher.hpp"
 
 namespace {
 
@@ -308,11 +309,15 @@ Json hotplug_mode(const Options& o) {
 
     // Pass 1: the daemon's own code path, per interface.
     int applied = 0;
-    service::WatcherEvents ev;
+    watch::WatcherEvents ev;
+    // nictuned's own sink: its messages are part of the path measured.
+    ev.log = [](Level level, std::string_view message, const LogFields& fields) {
+        service::log(level, message, fields);
+    };
     ev.applied = [&](const std::string&, const std::string&, const std::string&,
                      const std::string& result,
                      const std::string&) { applied += result == "applied"; };
-    service::Watcher w(*e.manager, ev);
+    watch::Watcher w(*e.manager, ev);
     w.set_config(cfg, profiles);
     // 1a: one new link per drain of the daemon's sockets (a trickle).
     std::vector<double> per;

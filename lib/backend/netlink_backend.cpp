@@ -1,7 +1,6 @@
 #include "backend/netlink_backend.hpp"
 
 #include <linux/ethtool_netlink.h>
-#include <linux/genetlink.h>
 
 #include <algorithm>
 #include <map>
@@ -610,68 +609,66 @@ bool NetlinkBackend::observe_changes(bool on) {
     }
     // Sockets of their own, joined before the first SET: every notification
     // they hold describes the state at some moment after that.
-    auto links = rtnl::Socket::open();
-    if (!links || !(*links)->subscribe_links(opts_.observe_queue_bytes)) return false;
-    auto monitor = ethnl::Socket::open();
-    if (!monitor || !(*monitor)->subscribe_monitor(opts_.observe_queue_bytes)) return false;
+    auto events =
+        EventSource::open(opts_.observe_queue_bytes, [this] { return eth_->feature_names(); });
+    if (!events) return false;
     observer_ = std::make_unique<Observer>();
-    observer_->links = std::move(*links);
-    observer_->monitor = std::move(*monitor);
+    observer_->events = std::move(*events);
     observer_->depth = 1;
     return true;
 }
 
 void NetlinkBackend::drain_observer() {
     if (!observer_ || observer_->lost) return;
-    Observer& ob = *observer_;
-    const auto entry = [&](int ifindex) -> Seen& {
-        auto [it, fresh] = ob.seen.try_emplace(ifindex, Seen{{}, 0, false});
-        if (fresh) it->second.state.id.ifindex = ifindex;
-        return it->second;
-    };
-    auto r = ob.links->receive_events([&](rtnl::Link&& l, bool deleted) {
-        Seen& s = entry(l.ifindex);
-        if (deleted) {
-            s.gone = true;
-            return;
-        }
-        s.state.id.name = l.name;
-        s.state.id.mac = l.mac;
-        merge_values(s.state.values, l.values, Section::Link);
-        s.sections |= ReadRequest::bit(Section::Link);
-    });
-    if (!r) ob.lost = true;
-    std::shared_ptr<const FeatureNames> names;
-    auto e = ob.monitor->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
-        if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return {};
-        const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
-        auto section = ethnl::section_of_kernel_msg(g->cmd);
-        if (!section) return {};
-        if (*section == Section::Features) {
-            if (!names) {
-                auto n = eth_->feature_names();
-                if (!n) return std::unexpected(n.error());
-                names = *n;
+    // What the observer's sockets say, kept per interface: the newest state
+    // of each family notified. Anything missed makes all of it unusable.
+    class Keep final : public EventSink {
+      public:
+        explicit Keep(Observer& ob) : ob_(ob) {}
+
+        void link(const LinkEvent& l) override {
+            Seen& s = entry(l.ifindex, {});
+            if (l.deleted) {
+                s.gone = true;
+                return;
             }
-            auto rep = ethnl::decode_features(nlh);
-            if (!rep) return std::unexpected(rep.error());
-            Seen& s = entry(rep->ifindex);
-            if (s.state.id.name.empty()) s.state.id.name = escape_name(rep->ifname);
-            store_features(s.state, std::move(*rep), names);
-            s.sections |= ReadRequest::bit(Section::Features);
-            return {};
+            s.state.id.name = l.name;
+            s.state.id.mac = l.mac;
+            merge_values(s.state.values, l.values, Section::Link);
+            s.sections |= ReadRequest::bit(Section::Link);
         }
-        auto rep = ethnl::decode_settings(*section, nlh);
-        if (!rep) return std::unexpected(rep.error());
-        Seen& s = entry(rep->ifindex);
-        if (s.state.id.name.empty()) s.state.id.name = escape_name(rep->ifname);
-        merge_values(s.state.values, rep->values, *section);
-        // LINKMODES is the Link section's ethtool part, not the rtnetlink link.
-        s.sections |=
-            *section == Section::Link ? ReadRequest::kLinkModes : ReadRequest::bit(*section);
-        return {};
-    });
-    if (!e) ob.lost = true;
+        void settings(int ifindex, const std::string& name, Section section,
+                      const DeviceValues& values) override {
+            Seen& s = entry(ifindex, name);
+            merge_values(s.state.values, values, section);
+            // LINKMODES is the Link section's ethtool part, not the rtnetlink link.
+            s.sections |=
+                section == Section::Link ? ReadRequest::kLinkModes : ReadRequest::bit(section);
+        }
+        void features(int ifindex, const std::string& name,
+                      std::optional<FeatureSet> features) override {
+            if (!features) {
+                ob_.lost = true;
+                return;
+            }
+            Seen& s = entry(ifindex, name);
+            s.state.features = std::move(features);
+            s.sections |= ReadRequest::bit(Section::Features);
+        }
+        void missed(const Error&, bool) override { ob_.lost = true; }
+
+      private:
+        Seen& entry(int ifindex, const std::string& name) {
+            auto [it, fresh] = ob_.seen.try_emplace(ifindex, Seen{{}, 0, false});
+            if (fresh) it->second.state.id.ifindex = ifindex;
+            if (it->second.state.id.name.empty()) it->second.state.id.name = name;
+            return it->second;
+        }
+
+        Observer& ob_;
+    };
+    Keep keep(*observer_);
+    observer_->events->receive(keep);
 }
 
 Backend::Observed NetlinkBackend::observed(std::span<const ObserveRequest> wanted) {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "backend/backend.hpp"
+#include "backend/event_source.hpp"
 #include "backend/system_health.hpp"
 #include "ethnl/socket.hpp"
 #include "rtnl/link.hpp"
@@ -108,8 +109,7 @@ class NetlinkBackend final : public Backend {
         bool gone;          // RTM_DELLINK seen
     };
     struct Observer {
-        std::unique_ptr<rtnl::Socket> links;
-        std::unique_ptr<ethnl::Socket> monitor;
+        std::unique_ptr<EventSource> events;  // RTNLGRP_LINK and the ethtool monitor
         std::unordered_map<int, Seen> seen;
         bool lost = false;  // a queue overflowed or a message did not decode
         int depth = 0;      // nested observe_changes(true)

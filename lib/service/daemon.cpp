@@ -1,6 +1,5 @@
 #include "service/daemon.hpp"
 
-#include <linux/genetlink.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,18 +13,15 @@
 #include <cstring>
 #include <limits>
 
-#include "backend/netlink_backend.hpp"
+#include "backend/event_source.hpp"
 #include "engine/manager.hpp"
-#include "ethnl/codecs.hpp"
-#include "ethnl/socket.hpp"
-#include "rtnl/link.hpp"
 #include "service/authorizer.hpp"
 #include "service/log.hpp"
 #include "service/manager_object.hpp"
 #include "service/metrics.hpp"
-#include "service/watcher.hpp"
 #include "util/json_writer.hpp"
 #include "watch/config.hpp"
+#include "watch/watcher.hpp"
 
 namespace nictune::service {
 namespace {
@@ -36,36 +32,40 @@ uint64_t now_usec() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000U + static_cast<uint64_t>(ts.tv_nsec) / 1000U;
 }
 
-// The interface an ethtool notification is about, or 0.
-// An ethtool notification to the watcher, with the state it carries (the
-// drift check compares that instead of reading the interface again).
-void notified(Watcher& watcher, const nlmsghdr* nlh,
-              const std::shared_ptr<const FeatureNames>& feature_names) {
-    if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return;
-    const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
-    auto section = ethnl::section_of_kernel_msg(g->cmd);
-    if (!section) return;
-    if (*section == Section::Features) {
-        auto r = ethnl::decode_features(nlh);
-        if (!r || !r->ifindex) return;
-        if (!feature_names) {
-            watcher.device_changed(r->ifindex);
-            return;
-        }
-        const int ifindex = r->ifindex;
-        watcher.features_notified(ifindex, ethnl::to_feature_set(std::move(*r), feature_names));
-        return;
+// What the kernel announces, to the watcher. `resync`: notifications were
+// dropped, every interface is read again once this round is handled.
+class WatcherFeed final : public EventSink {
+  public:
+    explicit WatcherFeed(watch::Watcher& watcher) : watcher_(watcher) {}
+
+    void link(const LinkEvent& l) override {
+        watcher_.link_event(l.ifindex, l.name, l.deleted, &l.values, &l.altnames, l.flags);
     }
-    auto r = ethnl::decode_settings(*section, nlh);
-    if (!r || !r->ifindex) return;
-    // LINKMODES is read-only (no baseline holds it): nothing to compare.
-    if (*section == Section::Link) return;
-    watcher.device_notified(r->ifindex, *section, r->values);
-    // A channel change frees and re-creates queues (their RPS/XPS masks
-    // start empty); on most drivers both make it request its IRQs again.
-    if (*section == Section::Channels) watcher.queues_rebuilt(r->ifindex, "channels changed");
-    if (*section == Section::Rings) watcher.queues_rebuilt(r->ifindex, "rings changed");
-}
+    void settings(int ifindex, const std::string&, Section section,
+                  const DeviceValues& values) override {
+        // LINKMODES is read-only (no baseline holds it): nothing to compare.
+        if (section == Section::Link) return;
+        watcher_.device_notified(ifindex, section, values);
+        // A channel change frees and re-creates queues (their RPS/XPS masks
+        // start empty); on most drivers both make it request its IRQs again.
+        if (section == Section::Channels) watcher_.queues_rebuilt(ifindex, "channels changed");
+        if (section == Section::Rings) watcher_.queues_rebuilt(ifindex, "rings changed");
+    }
+    void features(int ifindex, const std::string&, std::optional<FeatureSet> features) override {
+        if (features)
+            watcher_.features_notified(ifindex, std::move(*features));
+        else
+            watcher_.device_changed(ifindex);
+    }
+    // A message that did not decode is left out, as it always was; only
+    // dropped notifications call for a resync.
+    void missed(const Error&, bool overrun) override { resync = resync || overrun; }
+
+    bool resync = false;
+
+  private:
+    watch::Watcher& watcher_;
+};
 
 struct Loaded {
     DaemonConfig cfg;
@@ -128,33 +128,30 @@ int run_daemon(const DaemonOptions& opts) {
         first_cfg.state_dir = loaded_cfg->state_dir;
     }
 
-    auto backend = NetlinkBackend::open();
-    if (!backend) {
-        log(Level::Error, "cannot open netlink sockets: " + backend.error().str());
+    auto kernel = open_kernel_backend();
+    if (!kernel) {
+        log(Level::Error, "cannot open netlink sockets: " + kernel.error().str());
         return 1;
     }
-    auto names = (*backend)->kernel_feature_names();
-    const FeatureNames* runtime_names = names ? names->get() : nullptr;
-    const std::shared_ptr<const FeatureNames> feature_names = names ? *names : nullptr;
+    const std::shared_ptr<const FeatureNames> feature_names = kernel->feature_names;
+    const FeatureNames* runtime_names = feature_names.get();
     // The same function decides nictunectl --direct's: one directory, one set of locks.
     const std::filesystem::path state_dir = state_dir_for(opts.state_dir, loaded_cfg);
-    Manager manager(**backend, make_store(opts, first_cfg, runtime_names), StateStore(state_dir),
-                    FactsBook::builtin());
+    Manager manager(*kernel->backend, make_store(opts, first_cfg, runtime_names),
+                    StateStore(state_dir), FactsBook::builtin());
 
     // Tests that must overflow the queues with few events shrink them.
-    int queue_bytes = rtnl::Socket::kDefaultEventQueueBytes;
+    int queue_bytes = EventSource::kDefaultQueueBytes;
     if (const char* q = std::getenv("NICTUNE_TEST_NETLINK_QUEUE_BYTES"); q && std::atoi(q) > 0)
         queue_bytes = std::atoi(q);
-    auto events = rtnl::Socket::open();
-    if (!events || !(*events)->subscribe_links(queue_bytes)) {
-        log(Level::Error, "cannot listen for link events");
+    auto events = EventSource::open(
+        queue_bytes,
+        [feature_names]() -> Result<std::shared_ptr<const FeatureNames>> { return feature_names; });
+    if (!events) {
+        log(Level::Error, "cannot listen for notifications: " + events.error().str());
         return 1;
     }
-    auto monitor = ethnl::Socket::open();
-    if (!monitor || !(*monitor)->subscribe_monitor(queue_bytes)) {
-        log(Level::Error, "cannot join the ethtool monitor group");
-        return 1;
-    }
+    const auto [link_fd, ethtool_fd] = (*events)->fds();
 
     std::unique_ptr<sdbus::IConnection> conn;
     try {
@@ -182,7 +179,10 @@ int run_daemon(const DaemonOptions& opts) {
     // The watcher reported something: the metrics file is due (the
     // placement timer's findings come without any event on a socket).
     bool reported = false;
-    WatcherEvents ev;
+    watch::WatcherEvents ev;
+    ev.log = [](Level level, std::string_view message, const LogFields& fields) {
+        log(level, message, fields);
+    };
     ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
                      const std::string& result, const std::string& reason) {
         reported = true;
@@ -207,7 +207,7 @@ int run_daemon(const DaemonOptions& opts) {
         object->hold(std::move(held), "", PendingCheck{*b.verify_peer, b.min_gbps},
                      std::chrono::seconds(b.confirm_timeout), reason);
     };
-    Watcher watcher(manager, ev);
+    watch::Watcher watcher(manager, ev);
 
     auto reload = [&]() -> Result<void> {
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
@@ -323,8 +323,8 @@ int run_daemon(const DaemonOptions& opts) {
                     : static_cast<int>(std::min<uint64_t>((deadline - now + 999) / 1000, 1U << 30));
         }
         pollfd fds[4] = {{pd.fd, pd.events, 0},
-                         {(*events)->fd(), POLLIN, 0},
-                         {(*monitor)->fd(), POLLIN, 0},
+                         {link_fd, POLLIN, 0},
+                         {ethtool_fd, POLLIN, 0},
                          {sigfd, POLLIN, 0}};
         if (trim_pending && (timeout_ms < 0 || timeout_ms > kTrimAfterMs))
             timeout_ms = kTrimAfterMs;
@@ -357,21 +357,9 @@ int run_daemon(const DaemonOptions& opts) {
         // Nothing the kernel sends may stop the daemon: whatever escapes the
         // handling of one round of events is logged, and the loop goes on.
         try {
-            bool resync = false;
-            if (fds[1].revents & POLLIN) {
-                auto r = (*events)->receive_events([&](rtnl::Link&& l, bool deleted) {
-                    watcher.link_event(l.ifindex, l.name, deleted, &l.values, &l.altnames, l.flags);
-                });
-                if (!r && r.error().sys_errno == ENOBUFS) resync = true;
-            }
-            if (fds[2].revents & POLLIN) {
-                auto r =
-                    (*monitor)->receive_notifications([&](const nlmsghdr* nlh) -> Result<void> {
-                        notified(watcher, nlh, feature_names);
-                        return {};
-                    });
-                if (!r && r.error().sys_errno == ENOBUFS) resync = true;
-            }
+            WatcherFeed feed(watcher);
+            (*events)->receive(feed, (fds[1].revents & POLLIN) != 0,
+                               (fds[2].revents & POLLIN) != 0);
             if (fds[3].revents & POLLIN) {
                 signalfd_siginfo si{};
                 while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
@@ -384,7 +372,7 @@ int run_daemon(const DaemonOptions& opts) {
                     }
                 }
             }
-            if (resync) watcher.resync();
+            if (feed.resync) watcher.resync();
             watcher.process();
             if (reported) metrics.changed(now_usec());
             reported = false;

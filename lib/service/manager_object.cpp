@@ -147,7 +147,7 @@ sdbus::Error to_dbus_error(const Error& e) {
     return sdbus::Error(dbus_error_name(e.code), text(e.str()));
 }
 
-ManagerObject::ManagerObject(sdbus::IConnection& conn, Manager& manager, Watcher& watcher,
+ManagerObject::ManagerObject(sdbus::IConnection& conn, Manager& manager, watch::Watcher& watcher,
                              Authorizer& auth, std::function<Result<void>()> reload,
                              std::function<nlohmann::json()> status_extra)
     : Base(conn, kObjectPath),

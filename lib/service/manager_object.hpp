@@ -16,7 +16,7 @@
 #include "engine/manager.hpp"
 #include "manager_adaptor.h"
 #include "service/authorizer.hpp"
-#include "service/watcher.hpp"
+#include "watch/watcher.hpp"
 
 namespace nictune::service {
 
@@ -37,8 +37,8 @@ struct PendingCheck {
 class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manager_adaptor> {
   public:
     using Base = sdbus::AdaptorInterfaces<org::nictune1::Manager_adaptor>;
-    ManagerObject(sdbus::IConnection& conn, Manager& manager, Watcher& watcher, Authorizer& auth,
-                  std::function<Result<void>()> reload,
+    ManagerObject(sdbus::IConnection& conn, Manager& manager, watch::Watcher& watcher,
+                  Authorizer& auth, std::function<Result<void>()> reload,
                   std::function<nlohmann::json()> status_extra);
     ~ManagerObject();
 
@@ -124,7 +124,7 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
     std::unique_ptr<sdbus::IProxy> systemd_;
 
     Manager& manager_;
-    Watcher& watcher_;
+    watch::Watcher& watcher_;
     Authorizer& auth_;
     std::function<Result<void>()> reload_;
     std::function<nlohmann::json()> status_extra_;

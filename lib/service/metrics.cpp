@@ -53,7 +53,7 @@ Result<void> write_textfile(const fs::path& dir, std::string_view name, std::str
     return {};
 }
 
-report::DaemonMetrics daemon_metrics(const Watcher& watcher, bool config_ok) {
+report::DaemonMetrics daemon_metrics(const watch::Watcher& watcher, bool config_ok) {
     report::DaemonMetrics m;
     m.config_ok = config_ok;
     for (const auto& [idx, t] : watcher.tracked()) {
@@ -76,7 +76,8 @@ report::DaemonMetrics daemon_metrics(const Watcher& watcher, bool config_ok) {
     return m;
 }
 
-Result<report::AuditMetrics> daemon_audit(Manager& manager, const Watcher& watcher, int64_t now) {
+Result<report::AuditMetrics> daemon_audit(Manager& manager, const watch::Watcher& watcher,
+                                          int64_t now) {
     // With the health checks (their figures are in the metrics), totals
     // only: a sample would stop the event loop for its length.
     AuditRequest all;
@@ -112,7 +113,7 @@ Result<report::AuditMetrics> daemon_audit(Manager& manager, const Watcher& watch
     return m;
 }
 
-MetricsExport::MetricsExport(Manager& manager, const Watcher& watcher,
+MetricsExport::MetricsExport(Manager& manager, const watch::Watcher& watcher,
                              std::function<fs::path()> dir, std::function<bool()> config_ok)
     : manager_(manager),
       watcher_(watcher),

@@ -31,8 +31,8 @@
 
 #include "engine/manager.hpp"
 #include "report/prometheus.hpp"
-#include "service/watcher.hpp"
 #include "util/error.hpp"
+#include "watch/watcher.hpp"
 
 namespace nictune::service {
 
@@ -45,11 +45,12 @@ Result<void> write_textfile(const std::filesystem::path& dir, std::string_view n
                             std::string_view text);
 
 // What the watcher knows, as metrics.
-report::DaemonMetrics daemon_metrics(const Watcher& watcher, bool config_ok);
+report::DaemonMetrics daemon_metrics(const watch::Watcher& watcher, bool config_ok);
 
 // The audit nictuned exports: every device-backed NIC against its best
 // matching profile, and every bound interface against its bound profile.
-Result<report::AuditMetrics> daemon_audit(Manager& manager, const Watcher& watcher, int64_t now);
+Result<report::AuditMetrics> daemon_audit(Manager& manager, const watch::Watcher& watcher,
+                                          int64_t now);
 
 class MetricsExport {
   public:
@@ -59,7 +60,7 @@ class MetricsExport {
 
     // dir(): where to write now ("" = off); config_ok(): the last load of
     // nictune.toml worked.
-    MetricsExport(Manager& manager, const Watcher& watcher,
+    MetricsExport(Manager& manager, const watch::Watcher& watcher,
                   std::function<std::filesystem::path()> dir, std::function<bool()> config_ok);
 
     // Something happened at `now` (CLOCK_MONOTONIC, microseconds).
@@ -74,7 +75,7 @@ class MetricsExport {
 
   private:
     Manager& manager_;
-    const Watcher& watcher_;
+    const watch::Watcher& watcher_;
     std::function<std::filesystem::path()> dir_;
     std::function<bool()> config_ok_;
     bool pending_ = false;

@@ -69,7 +69,7 @@ struct DaemonConfig {
     // node_exporter's textfile directory for nictune.prom; "" = none.
     std::optional<std::string> metrics_dir;
     // Seconds between the watcher's reads of the queue placement ([rps],
-    // [xps]), which no notification announces (service/watcher.hpp).
+    // [xps]), which no notification announces (watch/watcher.hpp).
     uint32_t placement_check_interval = 10;
     std::vector<Binding> bindings;
 

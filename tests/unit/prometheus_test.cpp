@@ -362,7 +362,7 @@ class MetricsExportTest : public ::testing::Test {
         so.require_root_owned = false;
         manager = std::make_unique<Manager>(be, profile::Store(so), StateStore(dir_ / "state"),
                                             FactsBook::builtin());
-        watcher = std::make_unique<service::Watcher>(*manager, service::WatcherEvents{});
+        watcher = std::make_unique<watch::Watcher>(*manager, watch::WatcherEvents{});
         auto p = profile::parse("[link]\nmtu = 9000\n", "jumbo.toml");
         ASSERT_TRUE(p) << p.error().str();
         p->name = "jumbo";
@@ -386,7 +386,7 @@ class MetricsExportTest : public ::testing::Test {
     fs::path dir_;
     test::FakeBackend be;
     std::unique_ptr<Manager> manager;
-    std::unique_ptr<service::Watcher> watcher;
+    std::unique_ptr<watch::Watcher> watcher;
     std::unique_ptr<service::MetricsExport> metrics;
 };
 

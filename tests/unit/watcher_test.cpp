@@ -1,4 +1,4 @@
-#include "service/watcher.hpp"
+#include "watch/watcher.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
 
-namespace nictune::service {
+namespace nictune::watch {
 namespace {
 namespace fs = std::filesystem;
 
@@ -47,6 +47,9 @@ class WatcherTest : public ::testing::Test {
         ev.drift = [&](const std::string& iface, const std::string& key, const std::string&,
                        const std::string& actual, bool enforced) {
             events.push_back({"drift", iface, key + "=" + actual + (enforced ? " enforced" : "")});
+        };
+        ev.log = [&](Level level, std::string_view message, const LogFields& fields) {
+            logged.push_back({level, std::string(message), fields});
         };
         watcher = std::make_unique<Watcher>(*manager, ev);
     }
@@ -80,6 +83,12 @@ class WatcherTest : public ::testing::Test {
     std::unique_ptr<Manager> manager;
     std::unique_ptr<Watcher> watcher;
     std::vector<Event> events;
+    struct Logged {
+        Level level;
+        std::string message;
+        LogFields fields;
+    };
+    std::vector<Logged> logged;  // what went to the log sink
 };
 
 TEST_F(WatcherTest, AppliesBindingsToPresentInterfacesAtStart) {
@@ -148,6 +157,32 @@ TEST_F(WatcherTest, ReportsDriftWithoutEnforcing) {
     ASSERT_EQ(events.back().kind, "drift");
     EXPECT_EQ(events.back().detail, "link.mtu=1500");
     EXPECT_EQ(watcher->tracked().at(4).drifted, std::vector<std::string>{"link.mtu"});
+}
+
+TEST_F(WatcherTest, LogsThroughItsSinkWithTheJournalFields) {
+    bind("p4p*", false);
+    watcher->apply_all("boot");
+    ASSERT_FALSE(logged.empty());
+    const Logged& applied = logged.back();
+    EXPECT_EQ(applied.level, Level::Notice);
+    EXPECT_EQ(applied.message, "applied profile jumbo (boot)");
+    EXPECT_EQ(applied.fields.interface, "p4p1");
+    EXPECT_EQ(applied.fields.profile, "jumbo");
+    EXPECT_EQ(applied.fields.event, nictune::Event::Applied);
+    EXPECT_EQ(applied.fields.result, "applied");
+    EXPECT_EQ(applied.fields.reason, "boot");
+    EXPECT_FALSE(applied.fields.transaction.empty());
+
+    be.nic("p4p1")->values.set(Key::LinkMtu, 1500);
+    watcher->device_changed(4);
+    watcher->process();
+    const Logged& drift = logged.back();
+    EXPECT_EQ(drift.level, Level::Warning);
+    EXPECT_EQ(drift.message, "link.mtu drifted: 1500, expected 9000");
+    EXPECT_EQ(drift.fields.event, nictune::Event::Drift);
+    EXPECT_EQ(drift.fields.setting, "link.mtu");
+    EXPECT_EQ(drift.fields.expected, "9000");
+    EXPECT_EQ(drift.fields.actual, "1500");
 }
 
 TEST_F(WatcherTest, EnforcesDriftBackToTheProfile) {
@@ -530,9 +565,9 @@ TEST_F(WatcherTest, AVanishedInterfaceIsForgotten) {
 }
 
 }  // namespace
-}  // namespace nictune::service
+}  // namespace nictune::watch
 
-namespace nictune::service {
+namespace nictune::watch {
 namespace {
 
 // ---- renames and alternative names (issue 13)
@@ -581,10 +616,12 @@ TEST_F(WatcherTest, ARenameThatCannotRemoveTheOldRecordLeavesOneRecord) {
                      << "or tmpfs): " << std::strerror(errno);
     }
     be.nic("p4p1")->id.name = "eth9";
-    testing::internal::CaptureStderr();
+    logged.clear();
     watcher->link_event(4, "eth9", false);
     watcher->process();
-    const std::string log = testing::internal::GetCapturedStderr();
+    std::string log;
+    for (const auto& l : logged)
+        log += l.fields.interface + ": " + l.message + "\n";
     flags &= ~FS_APPEND_FL;
     ::ioctl(fd, FS_IOC_SETFLAGS, &flags);
     ::close(fd);
@@ -628,9 +665,9 @@ TEST_F(WatcherTest, AppliesToANameThatIsNotUtf8) {
 }
 
 }  // namespace
-}  // namespace nictune::service
+}  // namespace nictune::watch
 
-namespace nictune::service {
+namespace nictune::watch {
 namespace {
 
 // p4p1 with `n` RX and TX queues, masks empty (what the kernel re-creates).
@@ -741,4 +778,4 @@ TEST_F(WatcherTest, ThePlacementTimerReadsAFewInterfacesAndOnlyTheirQueues) {
 }
 
 }  // namespace
-}  // namespace nictune::service
+}  // namespace nictune::watch

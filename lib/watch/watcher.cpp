@@ -1,12 +1,10 @@
-#include "service/watcher.hpp"
+#include "watch/watcher.hpp"
 
 #include <linux/if.h>
 
 #include <algorithm>
 
-#include "service/log.hpp"
-
-namespace nictune::service {
+namespace nictune::watch {
 
 Watcher::Watcher(Manager& manager, WatcherEvents events)
     : manager_(manager), events_(std::move(events)) {}
@@ -845,4 +843,4 @@ void Watcher::note_rollback(const std::string& interface) {
     }
 }
 
-}  // namespace nictune::service
+}  // namespace nictune::watch

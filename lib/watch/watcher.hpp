@@ -36,9 +36,10 @@
 #include <vector>
 
 #include "engine/manager.hpp"
+#include "model/log_record.hpp"
 #include "watch/config.hpp"
 
-namespace nictune::service {
+namespace nictune::watch {
 
 // A setting path ("link.mtu") shared by every tracked interface: a daemon
 // with thousands of bound interfaces keeps one copy of each path. The pool
@@ -104,6 +105,9 @@ struct WatcherEvents {
     // which notes the result back here (note_request).
     std::function<void(std::unique_ptr<HeldTransaction>, const Binding&, const std::string& reason)>
         held;
+    // What the watcher did and why, with the journal's fields (nictuned
+    // passes service::log); empty: not logged.
+    LogSink log;
 };
 
 class Watcher {
@@ -181,6 +185,9 @@ class Watcher {
     };
 
   private:
+    void log(Level level, std::string_view message, const LogFields& fields = {}) const {
+        if (events_.log) events_.log(level, message, fields);
+    }
     void apply_binding(Tracked& t, const NicState& st, const std::string& reason);
     // Applies the bindings of freshly read, tracked interfaces: those bound
     // to one profile in one transaction (see watcher.cpp).
@@ -245,4 +252,4 @@ class Watcher {
     int placement_cursor_ = 0;  // the timer's check goes on after this ifindex
 };
 
-}  // namespace nictune::service
+}  // namespace nictune::watch
