@@ -8,15 +8,17 @@
 // memory) laid out as the kernel lays it out: class/net/b0/device/msi_irqs
 // with 512 vectors, /proc/interrupts naming them b0-TxRx-N, and
 // /proc/irq/N/smp_affinity_list. What this measures is nictune's own cost
-// (read the vectors and /proc/interrupts, plan 512 steps, save the
-// originals and the journal, 512 writes, read back and verify, commit)
-// against 512 open/write/close; the kernel's work behind a real
+// (read the vectors, /proc/interrupts and each IRQ's smp_affinity_list, plan
+// 512 steps, save the originals and the journal, 512 writes, read back the
+// written files and verify, commit) against 512 open/write/close, twice: by
+// full path, and relative to an open directory as nictune opens them (the
+// stricter floor); the kernel's work behind a real
 // smp_affinity_list write (irq_set_affinity, the vector move) is the same on
 // both sides and not in either. rtnetlink's link read is not in it either
 // (the backend here hands out the one interface).
 //
 // Usage: nictune_bench_irq [ROUNDS] (default 30). Prints a table: median
-// and best per side and the ratio of the medians.
+// and best per side and the ratios of the medians.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/irq_read.hpp"
 #include "engine/plan.hpp"
 #include "engine/state_store.hpp"
 #include "engine/transaction.hpp"
@@ -79,19 +82,23 @@ void make_tree(const fs::path& root) {
     fs::create_directories(root / "run");
 }
 
-// The one interface, read as NetlinkBackend reads [irq]; writes go to the tree.
+// The one interface, its [irq] read as NetlinkBackend reads it
+// (read_irq_placements: the plan's read and the transaction's read-back of
+// what it wrote); writes go to the tree.
 class TreeBackend final : public nictune::Backend {
   public:
     explicit TreeBackend(nictune::sysinfo::IrqFiles files) : files_(std::move(files)) {}
-    Result<std::vector<nictune::NicState>> read_interfaces(const nictune::ReadRequest&) override {
-        nictune::NicState n;
+    Result<std::vector<nictune::NicState>> read_interfaces(
+        const nictune::ReadRequest& req) override {
+        std::vector<nictune::NicState> nics(1);
+        auto& n = nics[0];
         n.id.name = "b0";
         n.id.ifindex = 7;
         n.id.driver = "ixgbe";
-        auto p = files_.read("b0");
-        if (!p) return std::unexpected(p.error());
-        n.irq = std::move(*p);
-        return std::vector<nictune::NicState>{std::move(n)};
+        nictune::read_irq_placements(files_, nics, req);
+        if (!n.problems.empty())
+            return nictune::fail(nictune::Errc::Io, "b0", n.problems.front().message);
+        return nics;
     }
     Result<nictune::SystemState> read_system(const nictune::SystemQuery&) override {
         return nictune::SystemState{};
@@ -119,14 +126,18 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// 512 writes of one CPU each, round robin, nothing else.
-double floor_once(const fs::path& root, unsigned round) {
+// 512 writes of one CPU each, round robin, nothing else: by full path, or
+// (`dir`) relative to an open directory of the IRQs' directories, as
+// IrqFiles opens them (the cheaper floor: fewer path components to walk).
+double floor_once(const fs::path& root, unsigned round, int dir) {
     const auto t0 = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < kQueues; ++i) {
         const std::string path =
-            (root / "floor" / std::to_string(kFirstIrq + i) / "smp_affinity_list").string();
+            (dir >= 0 ? fs::path(std::to_string(kFirstIrq + i)) / "smp_affinity_list"
+                      : root / "floor" / std::to_string(kFirstIrq + i) / "smp_affinity_list")
+                .string();
         const std::string cpu = std::to_string(round % 2 ? 7 : i % 4);
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        const int fd = ::openat(dir >= 0 ? dir : AT_FDCWD, path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0 || ::write(fd, cpu.data(), cpu.size()) != static_cast<ssize_t>(cpu.size()))
             std::abort();
         ::close(fd);
@@ -159,14 +170,21 @@ int main(int argc, char** argv) {
     if (!all || !list) return 1;
     all->name = "all";
     list->name = "list";
-    std::vector<double> floor, tx;
+    const int floor_dir = ::open((root / "floor").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (floor_dir < 0) return 1;
+    std::vector<double> floor, floor_at, tx;
     for (int r = 0; r < rounds; ++r) {
-        floor.push_back(floor_once(root, static_cast<unsigned>(r)));
+        floor.push_back(floor_once(root, static_cast<unsigned>(r), -1));
+        floor_at.push_back(floor_once(root, static_cast<unsigned>(r), floor_dir));
         // The state directory on tmpfs too (a systemd host has /run there).
         const fs::path state = root / ("state" + std::to_string(r));
         nictune::StateStore store(state);
         const auto t0 = std::chrono::steady_clock::now();
-        auto nics = be.read_interfaces(nictune::ReadRequest{{"b0"}, false});
+        // The plan's read as Manager::targets asks it.
+        nictune::ReadRequest read{{"b0"}, false};
+        read.sections = nictune::ReadRequest::bit(nictune::Section::Irq);
+        read.irq_effective = false;
+        auto nics = be.read_interfaces(read);
         if (!nics) return 1;
         auto plan = nictune::make_plan(r % 2 ? *list : *all, *nics, nictune::SystemState{});
         auto res = nictune::apply_plan(be, store, plan, {});
@@ -184,16 +202,20 @@ int main(int argc, char** argv) {
         }
         fs::remove_all(state);
     }
+    ::close(floor_dir);
     fs::remove_all(root);
-    const double f = median(floor), t = median(tx);
+    const double f = median(floor), fa = median(floor_at), t = median(tx);
     std::printf("| %u queue IRQs, %d rounds, fixture tree on /dev/shm | median ms | best ms |\n",
                 kQueues, rounds);
     std::printf("|---|---|---|\n");
     std::printf("| floor: 512 x open/write/close smp_affinity_list | %.3f | %.3f |\n", f,
                 *std::min_element(floor.begin(), floor.end()));
+    std::printf("| floor, openat from the open directory | %.3f | %.3f |\n", fa,
+                *std::min_element(floor_at.begin(), floor_at.end()));
     std::printf(
         "| nictune: read, plan, save originals, 512 writes, verify, commit | %.3f | %.3f |\n", t,
         *std::min_element(tx.begin(), tx.end()));
     std::printf("| ratio nictune / floor (medians) | %.2f | |\n", t / f);
+    std::printf("| ratio nictune / floor with openat (medians) | %.2f | |\n", t / fa);
     return 0;
 }

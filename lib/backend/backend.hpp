@@ -3,6 +3,8 @@
 // failure injection. Planner, transaction and D-Bus layers never see netlink.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -44,6 +46,33 @@ struct ReadRequest {
     uint32_t sections = kAllSections;
     // Driver identity (GDRVINFO ioctl, sysfs, hwdb).
     bool identity = true;
+    // [irq]: effective_affinity_list too (audits show it; plans and
+    // read-backs compare smp_affinity_list only).
+    bool irq_effective = true;
+    // [irq] read-backs: a transaction verifying what it wrote names, per
+    // interface, the IRQs it wrote (read_back_irq). Those interfaces get only
+    // these IRQs' smp_affinity_list, not /proc/interrupts, msi_irqs,
+    // effective_affinity_list, the NUMA node or irqbalance: the plan's read
+    // had those. A write of irqbalance's list needs the whole section (its
+    // value is which of the interface's queue IRQs irqbalance leaves alone).
+    struct IrqReadback {
+        std::vector<unsigned> irqs;
+        bool whole = false;
+    };
+    std::map<std::string, IrqReadback> irq_readback = {};  // by interface name
+    // `irq`: an IRQ's affinity was written; nullopt: irqbalance's list was.
+    void read_back_irq(const std::string& nic, std::optional<unsigned> irq) {
+        auto& r = irq_readback[nic];
+        if (irq)
+            r.irqs.push_back(*irq);
+        else
+            r.whole = true;
+    }
+    // The IRQs to read back of `nic`, or nullptr: the whole section.
+    [[nodiscard]] const IrqReadback* irq_readback_of(const std::string& nic) const {
+        const auto it = irq_readback.find(nic);
+        return it == irq_readback.end() || it->second.whole ? nullptr : &it->second;
+    }
 
     static constexpr uint32_t kAllSections = ~0U;
     static constexpr uint32_t kLinkModes = 1U << 31;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "backend/irq_read.hpp"
 #include "ethnl/codecs.hpp"
 #include "model/cpulist.hpp"
 #include "model/value.hpp"
@@ -287,7 +288,7 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
         if (auto r = read_ethtool_dumps(nics, req); !r) return std::unexpected(r.error());
     }
     if (auto r = read_queues_and_flags(nics, req); !r) return std::unexpected(r.error());
-    if (req.wants(Section::Irq)) read_irqs(nics);
+    if (req.wants(Section::Irq)) read_irqs(nics, req);
     if (!req.identity) return nics;
 
     for (auto it = nics.begin(); it != nics.end();) {
@@ -350,31 +351,8 @@ Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
     return {};
 }
 
-void NetlinkBackend::read_irqs(std::vector<NicState>& nics) {
-    if (nics.empty()) return;
-    auto table = irq_files_.interrupts();
-    std::optional<IrqBalance> ib;
-    bool ib_read = false;
-    for (auto& nic : nics) {
-        auto bytes = unescape_name(nic.id.name);
-        if (!bytes) continue;
-        if (!table) {
-            nic.problems.push_back(
-                ReadProblem{Section::Irq, table.error().sys_errno, table.error().str()});
-            continue;
-        }
-        auto p = irq_files_.read(*bytes, *table);
-        if (!p) {
-            nic.problems.push_back(ReadProblem{Section::Irq, p.error().sys_errno, p.error().str()});
-            continue;
-        }
-        if (*p) {
-            if (!ib_read) ib = irq_files_.irqbalance();
-            ib_read = true;
-            (*p)->irqbalance = ib;
-        }
-        nic.irq = std::move(*p);
-    }
+void NetlinkBackend::read_irqs(std::vector<NicState>& nics, const ReadRequest& req) {
+    read_irq_placements(irq_files_, nics, req);
 }
 
 Result<SystemState> NetlinkBackend::read_system(const SystemQuery& query) {

@@ -96,8 +96,8 @@ class NetlinkBackend final : public Backend {
     // sysfs queues/, the ethtool private flags and RSS (ioctls), per interface.
     Result<void> read_queues_and_flags(std::vector<NicState>& nics, const ReadRequest& req);
     // [irq]: the queue IRQs of each interface, /proc/interrupts and
-    // irqbalance read once for all.
-    void read_irqs(std::vector<NicState>& nics);
+    // irqbalance read once for all (backend/irq_read.hpp).
+    void read_irqs(std::vector<NicState>& nics, const ReadRequest& req);
     // Reads what the observer's sockets hold (after each SET batch, so that
     // their queues stay short, and before observed()).
     void drain_observer();

@@ -39,6 +39,7 @@ Result<std::vector<NicState>> Manager::targets(const Profile& profile, const App
     // (translation rules, [match]).
     ReadRequest read{req.interfaces, false};
     read.sections = sections_for(profile);
+    read.irq_effective = false;  // the plan compares smp_affinity_list only
     auto nics = backend_.read_interfaces(read);
     if (!nics) return std::unexpected(nics.error());
     if (req.interfaces.empty()) {

@@ -268,6 +268,9 @@ Reread reread(Backend& be, const std::vector<Write>& writes) {
         req.identity = false;
         for (const auto& w : wanted)
             req.sections |= w.sections;
+        for (const auto& w : writes)  // [irq]: only the IRQs written
+            if (w.nic && w.id.section == Section::Irq)
+                req.read_back_irq(w.nic->name, parse_irq_setting(w.id.name));
         if (auto all = read_present(be, req)) {
             for (auto& n : *all)
                 out.add(std::move(n));

@@ -1,5 +1,7 @@
 #include "sysinfo/irq.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -35,6 +37,77 @@ std::optional<std::string> normalized_list(const std::optional<std::string>& tex
     return format_cpulist(*cpus);
 }
 
+// /proc/irq/N/smp_affinity_list or effective_affinity_list, trimmed; nullopt
+// when absent or unreadable. These are read 512 times a transaction, so one
+// open and, as a rule, one read: procfs (seq_file) hands out a file that fits
+// the buffer whole in one read, so a read shorter than the buffer was all of
+// it and no second read has to confirm the end.
+std::optional<std::string> read_irq_file(int dir, const char* path) {
+    const int fd = ::openat(dir, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string text;
+    char buf[4096];
+    ssize_t n = 0;
+    while (text.size() < 64 * 1024) {
+        n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (static_cast<std::size_t>(n) < sizeof buf) break;
+    }
+    ::close(fd);
+    if (n < 0) return std::nullopt;
+    return std::string(detail::trim(text));
+}
+
+// "N/FILE" relative to the open ROOT/irq (or "ROOT/irq/N/FILE" when it did
+// not open), one buffer reused for every IRQ of a read: no allocation per
+// IRQ for its paths.
+class IrqPath {
+  public:
+    IrqPath(const UniqueFd& dir, const fs::path& proc)
+        : dir_(dir ? dir.get() : AT_FDCWD), path_(dir ? "" : (proc / "irq").string() + "/") {
+        base_ = path_.size();
+        path_.reserve(base_ + 40);
+    }
+    [[nodiscard]] int dir() const { return dir_; }
+    const char* file(unsigned irq, std::string_view name) {
+        path_.resize(base_);
+        char num[16];
+        const auto [end, ec] = std::to_chars(num, num + sizeof num, irq);
+        (void)ec;  // 16 digits hold any unsigned
+        path_.append(num, end);
+        path_ += '/';
+        path_ += name;
+        return path_.c_str();
+    }
+
+  private:
+    int dir_;
+    std::string path_;
+    std::size_t base_ = 0;
+};
+
+std::string describe(std::chrono::milliseconds d) {
+    return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s"
+                                 : std::to_string(d.count()) + " ms";
+}
+
+// The time left until `end`, at least 1 ms while any is left (0: none).
+std::chrono::milliseconds left_until(std::chrono::steady_clock::time_point end) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= end) return std::chrono::milliseconds{0};
+    return std::max(std::chrono::milliseconds{1},
+                    std::chrono::ceil<std::chrono::milliseconds>(end - now));
+}
+
+void set_send_timeout(int fd, std::chrono::milliseconds t) {
+    timeval tv{};
+    tv.tv_sec = t.count() / 1000;
+    tv.tv_usec = (t.count() % 1000) * 1000;
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
 }  // namespace
 
 bool is_queue_irq_name(std::string_view name) {
@@ -63,8 +136,15 @@ std::vector<unsigned> parse_irqbalance_setup(std::string_view reply) {
     return out;
 }
 
-Result<std::string> irqbalance_request(const fs::path& socket, std::string_view msg) {
+Result<std::string> irqbalance_request(const fs::path& socket, std::string_view msg,
+                                       std::chrono::milliseconds deadline) {
     const std::string context = "irqbalance " + socket.string();
+    // irqbalance answers from its main loop; the whole exchange gets
+    // `deadline`, however the peer spreads its bytes.
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    const auto out_of_time = [&] {
+        return fail(Errc::Io, context, "no complete answer within " + describe(deadline));
+    };
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (socket.native().size() >= sizeof addr.sun_path)
@@ -72,12 +152,14 @@ Result<std::string> irqbalance_request(const fs::path& socket, std::string_view 
     std::memcpy(addr.sun_path, socket.c_str(), socket.native().size());
     UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (s.get() < 0) return fail_errno(errno, context + ": socket");
-    // irqbalance answers from its main loop; never wait longer than this.
-    timeval tv{2, 0};
-    ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(s.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0)
-        return fail_errno(errno, context + ": connect");
+    // A unix connect waits only while the listener's backlog is full, and
+    // for at most SO_SNDTIMEO; so does the send.
+    set_send_timeout(s.get(), left_until(end));
+    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0) {
+        const int err = errno;
+        if (err == EAGAIN || err == EINPROGRESS) return out_of_time();
+        return fail_errno(err, context + ": connect");
+    }
     // irqbalance takes requests from uid 0 only and reads the uid from
     // SCM_CREDENTIALS (SO_PASSCRED on its side); send them as its own
     // client (irqbalance-ui) does.
@@ -96,22 +178,31 @@ Result<std::string> irqbalance_request(const fs::path& socket, std::string_view 
     std::memcpy(CMSG_DATA(c), &cred, sizeof cred);
     ssize_t n = -1;
     do {
+        const auto left = left_until(end);
+        if (left.count() == 0) return out_of_time();
+        set_send_timeout(s.get(), left);
         n = ::sendmsg(s.get(), &mh, MSG_NOSIGNAL);
     } while (n < 0 && errno == EINTR);
-    if (n < 0) return fail_errno(errno, context + ": send");
+    if (n < 0) {
+        const int err = errno;
+        if (err == EAGAIN) return out_of_time();
+        return fail_errno(err, context + ": send");
+    }
     if (static_cast<std::size_t>(n) != msg.size()) return fail(Errc::Io, context, "short send");
     // The answer, up to irqbalance's close (which also says it handled it).
     std::string out;
     char buf[4096];
     while (true) {
-        n = ::recv(s.get(), buf, sizeof buf, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int err = errno;
-            if (err == EAGAIN)  // EWOULDBLOCK is the same on Linux
-                return fail(Errc::Io, context, "no answer within 2 s");
-            return fail_errno(err, context + ": receive");
-        }
+        const auto left = left_until(end);
+        if (left.count() == 0) return out_of_time();
+        pollfd p{s.get(), POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) return fail_errno(errno, context + ": poll");
+        if (ready == 0) return out_of_time();
+        n = ::recv(s.get(), buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n < 0) return fail_errno(errno, context + ": receive");
         if (n == 0) break;
         out.append(buf, static_cast<std::size_t>(n));
         if (out.size() > (1U << 20)) return fail(Errc::Io, context, "answer too long");
@@ -119,16 +210,21 @@ Result<std::string> irqbalance_request(const fs::path& socket, std::string_view 
     return out;
 }
 
-IrqFiles::IrqFiles(IrqRoots roots) : roots_(std::move(roots)) {}
+IrqFiles::IrqFiles(IrqRoots roots)
+    : roots_(std::move(roots)),
+      irq_dir_(::open((roots_.proc / "irq").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
 
 std::vector<unsigned> IrqFiles::queue_irqs(std::string_view ifname) const {
     std::vector<unsigned> out;
+    if (!detail::safe_component(ifname)) return out;
     auto table = interrupts();
     if (!table) return out;
-    auto p = read(ifname, *table);
-    if (!p || !*p) return out;
-    for (const auto& q : (*p)->irqs)
-        out.push_back(q.irq);
+    const fs::path dev = roots_.sysfs / "class/net" / std::string(ifname) / "device";
+    auto vectors = read_device_irqs(dev);
+    if (!vectors.known()) return out;
+    for (unsigned irq : *vectors)
+        if (const auto* line = table->find(irq); line && is_queue_irq_name(line->name))
+            out.push_back(irq);
     return out;
 }
 
@@ -136,16 +232,9 @@ Result<InterruptTable> IrqFiles::interrupts() const {
     return ProcFs(roots_.proc).interrupts();
 }
 
-Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname) const {
-    auto table = interrupts();
-    if (!table) return std::unexpected(table.error());
-    auto out = read(ifname, *table);
-    if (out && *out) (*out)->irqbalance = irqbalance();
-    return out;
-}
-
 Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
-                                                   const InterruptTable& table_) const {
+                                                   const InterruptTable& table,
+                                                   bool effective) const {
     if (!detail::safe_component(ifname))
         return fail(Errc::InvalidArgument, std::string(ifname), "not an interface name");
     const fs::path dev = roots_.sysfs / "class/net" / std::string(ifname) / "device";
@@ -153,16 +242,21 @@ Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
     if (!fs::exists(dev, ec)) return std::optional<IrqPlacement>{};  // veth, dummy, ...
     auto vectors = read_device_irqs(dev);
     if (!vectors.known()) return std::optional<IrqPlacement>{};
-    ProcFs proc(roots_.proc);
-    const InterruptTable* table = &table_;
+    IrqPath path(irq_dir_, roots_.proc);
     IrqPlacement out;
+    out.irqs.reserve(vectors->size());
     for (unsigned irq : *vectors) {
-        const auto* line = table->find(irq);
+        const auto* line = table.find(irq);
         // Not requested (the interface is down) or released meanwhile.
         if (!line || !is_queue_irq_name(line->name)) continue;
-        const auto aff = proc.irq_affinity(irq);
-        out.irqs.push_back(QueueIrq{irq, line->name, normalized_list(aff.affinity),
-                                    normalized_list(aff.effective)});
+        auto& q = out.irqs.emplace_back();
+        q.irq = irq;
+        q.name = line->name;
+        q.affinity =
+            normalized_list(read_irq_file(path.dir(), path.file(irq, "smp_affinity_list")));
+        if (effective)
+            q.effective = normalized_list(
+                read_irq_file(path.dir(), path.file(irq, "effective_affinity_list")));
     }
     if (out.irqs.empty()) return std::optional<IrqPlacement>{};
     out.online_cpus = CpuSysfs(roots_.sysfs).online().value_or(std::vector<unsigned>{});
@@ -181,23 +275,58 @@ Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
     return std::optional<IrqPlacement>{std::move(out)};
 }
 
+IrqPlacement IrqFiles::read_back(std::span<const unsigned> irqs) const {
+    IrqPath path(irq_dir_, roots_.proc);
+    IrqPlacement out;
+    out.irqs.reserve(irqs.size());
+    for (unsigned irq : irqs) {
+        auto& q = out.irqs.emplace_back();
+        q.irq = irq;
+        q.affinity =
+            normalized_list(read_irq_file(path.dir(), path.file(irq, "smp_affinity_list")));
+    }
+    return out;
+}
+
 Result<void> IrqFiles::write_affinity(unsigned irq, std::string_view cpulist,
                                       const std::string& context) const {
     auto cpus = parse_cpulist(cpulist);
     if (!cpus || cpus->empty()) return fail(Errc::InvalidArgument, context, "not a CPU list");
-    const fs::path path = roots_.proc / "irq" / std::to_string(irq) / "smp_affinity_list";
-    auto r = detail::write_kernel_file(
-        path, format_cpulist(*cpus), context,
-        "IRQ " + std::to_string(irq) + " is gone (no " + path.string() + ")");
-    if (!r && r.error().sys_errno == EIO) {
-        // irq_can_set_affinity_usr(): a managed IRQ's affinity is the
-        // kernel's (the driver spread it at allocation).
-        r.error().code = Errc::Unsupported;
-        r.error().message = "IRQ " + std::to_string(irq) +
-                            " is managed by the kernel (EIO): its affinity cannot be set, left "
-                            "as it is";
+    const std::string text = format_cpulist(*cpus);
+    IrqPath path(irq_dir_, roots_.proc);
+    // As detail::write_kernel_file, relative to ROOT/irq: no O_CREAT (a gone
+    // IRQ is never a new file), the value in one write(2).
+    UniqueFd fd(::openat(path.dir(), path.file(irq, "smp_affinity_list"), O_WRONLY | O_CLOEXEC));
+    if (!fd) {
+        const int err = errno;
+        if (err == ENOENT || err == ENOTDIR) {
+            auto e = fail_errno(err, context, Errc::Unsupported);
+            e.error().message =
+                "IRQ " + std::to_string(irq) + " is gone (no " +
+                (roots_.proc / "irq" / std::to_string(irq) / "smp_affinity_list").string() + ")";
+            return e;
+        }
+        return fail_errno(err, context);
     }
-    return r;
+    ssize_t n = -1;
+    do {
+        n = ::write(fd.get(), text.data(), text.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        const int err = errno;
+        auto e = fail_errno(err, context, Errc::Kernel);
+        if (err == EIO) {
+            // irq_can_set_affinity_usr(): a managed IRQ's affinity is the
+            // kernel's (the driver spread it at allocation).
+            e.error().code = Errc::Unsupported;
+            e.error().message = "IRQ " + std::to_string(irq) +
+                                " is managed by the kernel (EIO): its affinity cannot be set, "
+                                "left as it is";
+        }
+        return e;
+    }
+    if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
+    return {};
 }
 
 std::optional<IrqBalance> IrqFiles::irqbalance() const {

@@ -20,8 +20,10 @@
 // socket.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,7 @@
 #include "model/nic_state.hpp"
 #include "sysinfo/procfs.hpp"
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 
@@ -49,16 +52,22 @@ class IrqFiles {
   public:
     explicit IrqFiles(IrqRoots roots = {});
 
-    // The interface's queue IRQs with their affinity, its NUMA node's CPUs
-    // and irqbalance's state; nullopt when it has no queue IRQs (no device,
-    // no MSI vectors, or none requested: the interface is down).
-    [[nodiscard]] Result<std::optional<IrqPlacement>> read(std::string_view ifname) const;
-    // The same with /proc/interrupts read once for many interfaces, and
-    // without irqbalance (the caller asks it once: irqbalance()).
+    // The interface's queue IRQs with their affinity (and effective_affinity_list
+    // when `effective`: audits show it, plans compare smp_affinity_list only) and
+    // its NUMA node's CPUs; nullopt when it has no queue IRQs (no device, no MSI
+    // vectors, or none requested: the interface is down). /proc/interrupts is
+    // the caller's, read once for many interfaces, and so is irqbalance (machine
+    // wide: irqbalance(), once per read of many interfaces).
     [[nodiscard]] Result<std::optional<IrqPlacement>> read(std::string_view ifname,
-                                                           const InterruptTable& table) const;
+                                                           const InterruptTable& table,
+                                                           bool effective = true) const;
+    // A transaction's read-back of the IRQs it wrote: only their
+    // smp_affinity_list (absent when the IRQ went away), one open and one read
+    // each. The plan's read had the rest (names, node, irqbalance).
+    [[nodiscard]] IrqPlacement read_back(std::span<const unsigned> irqs) const;
     [[nodiscard]] Result<InterruptTable> interrupts() const;
-    // Only the queue IRQ numbers (what a ban covers).
+    // Only the queue IRQ numbers (what a ban covers): msi_irqs and
+    // /proc/interrupts, no affinity file.
     [[nodiscard]] std::vector<unsigned> queue_irqs(std::string_view ifname) const;
 
     // Writes /proc/irq/N/smp_affinity_list. A managed IRQ (EIO) and a gone
@@ -80,10 +89,19 @@ class IrqFiles {
 
   private:
     IrqRoots roots_;
+    // ROOT/irq, opened once: the per-IRQ files are opened relative to it,
+    // two path components to walk instead of the whole path, three times a
+    // placed IRQ (read, write, read back). Empty when it did not open (then
+    // full paths).
+    UniqueFd irq_dir_;
 };
 
 // One request to irqbalance's socket and its whole answer (irqbalance closes
-// the connection after answering; "settings" get no answer).
-Result<std::string> irqbalance_request(const std::filesystem::path& socket, std::string_view msg);
+// the connection after answering; "settings" get no answer). `deadline`
+// bounds all of it, connect, send and the whole answer: a peer that trickles
+// bytes (or never closes) is an error when it runs out, not a wait per recv().
+inline constexpr std::chrono::milliseconds kIrqbalanceDeadline{2000};
+Result<std::string> irqbalance_request(const std::filesystem::path& socket, std::string_view msg,
+                                       std::chrono::milliseconds deadline = kIrqbalanceDeadline);
 
 }  // namespace nictune::sysinfo

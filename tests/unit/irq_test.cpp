@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
 
+#include "backend/irq_read.hpp"
 #include "engine/transaction.hpp"
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
@@ -237,13 +239,54 @@ class IrqTree : public ::testing::Test {
         std::ofstream(roots_.proc / std::to_string(pid) / "comm") << "irqbalance\n";
         return roots_.run / "irqbalance" / ("irqbalance" + std::to_string(pid) + ".sock");
     }
+    // One interface's placement, /proc/interrupts read for it.
+    Result<std::optional<IrqPlacement>> read_one(std::string_view ifname, bool effective = true) {
+        sysinfo::IrqFiles files(roots_);
+        auto table = files.interrupts();
+        if (!table) return std::unexpected(table.error());
+        return files.read(ifname, *table, effective);
+    }
+    // Two more ports like eth1 (eth2: IRQs 40-42, eth3: 50-52), each
+    // with its own PCI function and /proc/interrupts lines.
+    void more_ports() {
+        std::ofstream interrupts(roots_.proc / "interrupts", std::ios::app);
+        for (int port : {2, 3}) {
+            const std::string name = "eth" + std::to_string(port);
+            const fs::path pci =
+                roots_.sysfs / ("devices/pci0000:00/0000:00:0" + std::to_string(port + 1) + ".0");
+            fs::create_directories(pci / "msi_irqs");
+            std::ofstream(pci / "numa_node") << "1\n";
+            fs::create_directories(roots_.sysfs / "class/net" / name);
+            fs::create_directory_symlink(pci, roots_.sysfs / "class/net" / name / "device");
+            const char* kinds[] = {"-rx-0", "-tx-0", ""};
+            for (int i = 0; i < 3; ++i) {
+                const std::string irq = std::to_string(port * 10 + 20 + i);
+                std::ofstream(pci / "msi_irqs" / irq) << "msix\n";
+                interrupts
+                    << " " << irq
+                    << ":          1          0          0          0          0          0  "
+                       "PCI-MSIX  "
+                    << i << "-edge      " << name << kinds[i] << "\n";
+                fs::create_directories(roots_.proc / "irq" / irq);
+                std::ofstream(roots_.proc / "irq" / irq / "smp_affinity_list") << "0-5\n";
+                std::ofstream(roots_.proc / "irq" / irq / "effective_affinity_list") << "1\n";
+            }
+        }
+    }
+    static std::vector<NicState> named(std::initializer_list<const char*> names) {
+        std::vector<NicState> out;
+        for (const char* n : names) {
+            out.emplace_back();
+            out.back().id.name = n;
+        }
+        return out;
+    }
     fs::path root_;
     sysinfo::IrqRoots roots_;
 };
 
 TEST_F(IrqTree, ReadsTheQueueVectorsTheirAffinityAndTheNodesOnlineCpus) {
-    sysinfo::IrqFiles files(roots_);
-    auto p = files.read("eth1");
+    auto p = read_one("eth1");
     ASSERT_TRUE(p) << p.error().str();
     ASSERT_TRUE(*p);
     ASSERT_EQ((*p)->irqs.size(), 2U) << "rx-0 and tx-0; the link vector stays";
@@ -252,8 +295,8 @@ TEST_F(IrqTree, ReadsTheQueueVectorsTheirAffinityAndTheNodesOnlineCpus) {
     EXPECT_EQ((*p)->numa_node, 1);
     EXPECT_EQ((*p)->node_cpus, (std::vector<unsigned>{3, 4}));
     EXPECT_EQ((*p)->online_cpus, (std::vector<unsigned>{0, 1, 2, 3, 4, 5}));
-    EXPECT_FALSE((*p)->irqbalance) << "no process named irqbalance";
-    auto none = files.read("veth0");
+    EXPECT_FALSE((*p)->irqbalance) << "irqbalance is the caller's (read_irq_placements)";
+    auto none = read_one("veth0");
     ASSERT_TRUE(none);
     EXPECT_FALSE(*none) << "no device: no queue IRQs";
 }
@@ -261,7 +304,7 @@ TEST_F(IrqTree, ReadsTheQueueVectorsTheirAffinityAndTheNodesOnlineCpus) {
 TEST_F(IrqTree, NoNumaNodeIsNoNode) {
     std::ofstream(roots_.sysfs / "devices/pci0000:00/0000:00:02.0/numa_node", std::ios::trunc)
         << "-1\n";
-    auto p = sysinfo::IrqFiles(roots_).read("eth1");
+    auto p = read_one("eth1");
     ASSERT_TRUE(p && *p);
     EXPECT_FALSE((*p)->numa_node);
     EXPECT_TRUE((*p)->node_cpus.empty());
@@ -296,6 +339,117 @@ TEST_F(IrqTree, AsksARunningIrqbalanceAndBansOnlyThisInterfacesIrqs) {
     // Back to none of eth1's: the admin's ban stays.
     ASSERT_TRUE(files.ban_for_interface("eth1", {}, "eth1: irq.irqbalance_banned"));
     EXPECT_EQ(ib.banned(), (std::vector<unsigned>{7}));
+}
+
+TEST_F(IrqTree, WithoutEffectiveOnlySmpAffinityListIsRead) {
+    auto audit = read_one("eth1", true);
+    ASSERT_TRUE(audit && *audit);
+    EXPECT_EQ((*audit)->irqs[0].effective, "0");
+    auto plan = read_one("eth1", false);
+    ASSERT_TRUE(plan && *plan);
+    EXPECT_EQ((*plan)->irqs[0], (QueueIrq{30, "eth1-rx-0", "0-5", std::nullopt}));
+    EXPECT_FALSE((*plan)->irqs[1].effective);
+}
+
+// nictuned's placement timer reads up to 32 interfaces a round: irqbalance
+// (a /proc/*/comm scan and a "setup" on its socket) is machine wide and
+// asked once for all of them, and every interface gets the same answer.
+TEST_F(IrqTree, AReadOfManyInterfacesAsksIrqbalanceOnceAndHandsItToEach) {
+    more_ports();
+    const fs::path sock = fake_irqbalance(4242);
+    StandInIrqbalance ib(sock, {7, 41});
+    auto nics = named({"eth1", "veth0", "eth2", "eth3"});
+    read_irq_placements(sysinfo::IrqFiles(roots_), nics, ReadRequest{});
+    EXPECT_EQ(ib.messages(), std::vector<std::string>{"setup"}) << "once, not per interface";
+    for (const auto* n : {&nics[0], &nics[2], &nics[3]}) {
+        ASSERT_TRUE(n->irq) << n->id.name;
+        EXPECT_TRUE(n->problems.empty()) << n->id.name;
+        ASSERT_EQ(n->irq->irqs.size(), 2U) << n->id.name;
+        ASSERT_TRUE(n->irq->irqbalance) << n->id.name;
+        ASSERT_TRUE(n->irq->irqbalance->banned) << n->irq->irqbalance->problem;
+        EXPECT_EQ(*n->irq->irqbalance->banned, (std::vector<unsigned>{7, 41})) << n->id.name;
+    }
+    EXPECT_FALSE(nics[1].irq) << "no device";
+    EXPECT_EQ(nics[2].irq->irqs[0], (QueueIrq{40, "eth2-rx-0", "0-5", "1"}));
+    EXPECT_EQ(nics[3].irq->irqs[1].name, "eth3-tx-0");
+
+    // A read without queue IRQs does not ask at all.
+    auto none = named({"veth0"});
+    read_irq_placements(sysinfo::IrqFiles(roots_), none, ReadRequest{});
+    EXPECT_EQ(ib.messages().size(), 1U);
+}
+
+// A transaction's read-back of what it wrote: only the written IRQs'
+// smp_affinity_list; /proc/interrupts, msi_irqs and irqbalance were the
+// plan's read (here they are gone: reading them would show).
+TEST_F(IrqTree, AReadBackReadsOnlyTheWrittenIrqsAffinity) {
+    more_ports();
+    const fs::path sock = fake_irqbalance(4242);
+    StandInIrqbalance ib(sock, {});
+    fs::remove(roots_.proc / "interrupts");
+    fs::remove_all(roots_.sysfs / "devices/pci0000:00/0000:00:02.0/msi_irqs");
+    std::ofstream(roots_.proc / "irq/31/smp_affinity_list", std::ios::trunc) << "4\n";
+    ReadRequest req;
+    req.read_back_irq("eth1", 31);
+    req.read_back_irq("eth1", 99);  // gone meanwhile: read back as absent
+    auto nics = named({"eth1"});
+    read_irq_placements(sysinfo::IrqFiles(roots_), nics, req);
+    EXPECT_TRUE(nics[0].problems.empty()) << nics[0].problems[0].message;
+    ASSERT_TRUE(nics[0].irq);
+    ASSERT_EQ(nics[0].irq->irqs.size(), 2U);
+    EXPECT_EQ(nics[0].irq->irqs[0], (QueueIrq{31, "", "4", std::nullopt}));
+    EXPECT_EQ(nics[0].irq->irqs[1], (QueueIrq{99, "", std::nullopt, std::nullopt}));
+    EXPECT_FALSE(nics[0].irq->irqbalance);
+    EXPECT_TRUE(ib.messages().empty()) << "irqbalance is not asked for an affinity's read-back";
+
+    // irqbalance's list was written too: the whole section, which needs
+    // /proc/interrupts (gone here: the problem shows that it was read).
+    req.read_back_irq("eth1", std::nullopt);
+    auto whole = named({"eth1"});
+    read_irq_placements(sysinfo::IrqFiles(roots_), whole, req);
+    ASSERT_EQ(whole[0].problems.size(), 1U);
+    EXPECT_EQ(whole[0].problems[0].section, Section::Irq);
+}
+
+// A peer that answers a byte at a time and never closes (a hung or hostile
+// irqbalance): one deadline for the whole exchange ends it with an error,
+// however often a byte comes (a timeout per recv() never would).
+TEST_F(IrqTree, AnIrqbalanceThatTricklesItsAnswerRunsOutOfTheOneDeadline) {
+    const fs::path sock = roots_.run / "irqbalance/trickle.sock";
+    const int l = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(l, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+    ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(l, 1), 0);
+    std::atomic<int> sent{0};
+    std::thread server([&] {
+        const int c = ::accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;
+        char buf[500];
+        (void)!::recv(c, buf, sizeof buf, 0);
+        // A byte every 20 ms for 4 s, or until the client hangs up.
+        const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+        while (std::chrono::steady_clock::now() < stop && ::send(c, "S", 1, MSG_NOSIGNAL) == 1) {
+            ++sent;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::close(c);
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = sysinfo::irqbalance_request(sock, "setup", std::chrono::milliseconds(300));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    server.join();
+    ::close(l);
+    ASSERT_FALSE(r) << "got " << r->size() << " bytes";
+    EXPECT_EQ(r.error().code, Errc::Io);
+    EXPECT_NE(r.error().str().find("no complete answer within 300 ms"), std::string::npos)
+        << r.error().str();
+    EXPECT_NE(r.error().str().find(sock.string()), std::string::npos) << "names the socket";
+    EXPECT_GT(sent.load(), 2) << "the peer did keep sending";
+    // Ended by the deadline, not by the peer (which trickles for 4 s).
+    EXPECT_LT(took, std::chrono::seconds(3));
 }
 
 TEST_F(IrqTree, AnIrqbalanceWithoutItsSocketIsReportedNotAsked) {
