@@ -98,13 +98,28 @@ install_guest_packages() {
   : >"$admin/available"
   cp -a /var/lib/dpkg/diversions /var/lib/dpkg/statoverride "$admin/" 2>/dev/null || true
   (cd "$admin/info" && find /var/lib/dpkg/info -maxdepth 1 -name '*.list' -printf '%f\0' | xargs -0 -r touch)
-  if ! DEBIAN_FRONTEND=noninteractive dpkg --admindir="$admin" --force-confdef --force-confold \
-      --path-exclude='/usr/share/doc/*' --path-exclude='/usr/share/man/*' \
-      --path-exclude='/usr/share/locale/*' -i "${debs[@]}" >/nictune-vm/dpkg.log 2>&1; then
+  # Up to three passes: dpkg -i does not order a Pre-Depends among the
+  # packages it is given (on a host without gawk, gawk comes with its
+  # pre-dependency libsigsegv2: "pre-dependency problem - not installing
+  # gawk", then tuned is left unconfigured). The first pass configures the
+  # pre-dependency, the next installs what waited for it.
+  local pass installed=0
+  : >/nictune-vm/dpkg.log
+  for pass in 1 2 3; do
+    if DEBIAN_FRONTEND=noninteractive dpkg --admindir="$admin" --force-confdef --force-confold \
+        --path-exclude='/usr/share/doc/*' --path-exclude='/usr/share/man/*' \
+        --path-exclude='/usr/share/locale/*' -i "${debs[@]}" >>/nictune-vm/dpkg.log 2>&1; then
+      installed=1
+      break
+    fi
+    echo "[guest-setup] dpkg -i pass $pass did not install every package; again" >>/nictune-vm/dpkg.log
+  done
+  if ((!installed)); then
     tail -n 40 /nictune-vm/dpkg.log
-    note "dpkg -i of the guest packages failed"
+    note "dpkg -i of the guest packages failed (3 passes)"
     return 1
   fi
+  ((pass == 1)) || note "guest packages installed in $pass dpkg passes (a Pre-Depends among them)"
   cp "$admin/status" /var/lib/dpkg/status
   find "$admin/info" -maxdepth 1 -type f -size +0 -exec cp -a -t /var/lib/dpkg/info/ {} +
   # The guest packages' trigger interests (dbus's, if it is one), for the
