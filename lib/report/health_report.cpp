@@ -12,6 +12,13 @@
 namespace nictune::report {
 namespace {
 
+// What a Known holds, or an empty one (for JsonWriter::objects_or_null).
+template <class T>
+const T& known_or_empty(const Known<T>& k) {
+    static const T empty{};
+    return k.known() ? *k : empty;
+}
+
 using Json = nlohmann::json;
 
 template <class T>
@@ -69,22 +76,13 @@ void foreign_json(JsonWriter& w, const ForeignConfig& f) {
     w.field("tool", f.tool);
     w.field("source", f.source);
     w.field("note", f.note);
-    w.key("settings");
-    w.begin_array();
-    for (const auto& s : f.settings) {
-        w.begin_object();
+    w.objects("settings", f.settings, [&](const auto& s) {
         w.field("key", s.key);
         w.field("value", s.value);
         w.field("source_key", s.source_key);
         w.field("file", s.file.empty() ? f.source : s.file);
-        w.key("line");
-        if (s.line)
-            w.value(s.line);
-        else
-            w.null();
-        w.end_object();
-    }
-    w.end_array();
+        w.field("line", s.line ? std::optional(s.line) : std::nullopt);
+    });
     w.end_object();
 }
 
@@ -113,16 +111,11 @@ void cpus_json(JsonWriter& w, const std::vector<CpuPower>& cpus) {
     group("governor", gov);
     group("energy_performance_preference", epp);
     group("scaling_driver", drv);
-    w.key("cstates");
-    w.begin_array();
-    for (const auto& [k, list] : idle) {
-        w.begin_object();
-        w.field("name", k.first);
-        w.field("latency_us", k.second);
-        w.field("enabled_on", format_cpulist(list));
-        w.end_object();
-    }
-    w.end_array();
+    w.objects("cstates", idle, [&](const auto& state) {
+        w.field("name", state.first.first);
+        w.field("latency_us", state.first.second);
+        w.field("enabled_on", format_cpulist(state.second));
+    });
     w.end_object();
 }
 
@@ -214,51 +207,32 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
                              : "totals since the driver loaded (or the counters were reset)");
     // The counters above that point at a cause (the driver facts' and the
     // kernel's standard ones), with the cause.
-    w.key("causes");
-    w.begin_array();
-    for (const auto& c : r.causes) {
-        w.begin_object();
+    w.objects("causes", r.causes, [&](const auto& c) {
         w.field("name", c.name);
         w.field("source", c.driver ? "driver" : "kernel");
         w.field("kind", c.kind);
         w.field("value", c.value);
-        w.end_object();
-    }
-    w.end_array();
+    });
     w.end_object();
     unknown_entry(unknown, "counters.driver", h.driver_stats);
     unknown_entry(unknown, "counters.kernel", h.link_stats);
 
-    w.key("irqs");
-    if (h.irqs.known()) {
-        w.begin_array();
-        for (const auto& q : *h.irqs) {
-            w.begin_object();
-            w.field("irq", q.irq);
-            w.field("name", q.name);
-            w.field("queue", q.queue);
-            w.field("affinity", q.affinity);
-            w.field("effective_affinity", q.effective_affinity);
-            w.field("node", q.node);
-            w.field("count", q.count);
-            w.end_object();
-        }
-        w.end_array();
-    } else {
-        w.null();
-    }
+    w.objects_or_null("irqs", h.irqs.known(), known_or_empty(h.irqs), [&](const auto& q) {
+        w.field("irq", q.irq);
+        w.field("name", q.name);
+        w.field("queue", q.queue);
+        w.field("affinity", q.affinity);
+        w.field("effective_affinity", q.effective_affinity);
+        w.field("node", q.node);
+        w.field("count", q.count);
+    });
     unknown_entry(unknown, "irqs", h.irqs);
 
-    w.key("numa");
-    if (h.numa.known()) {
-        w.begin_object();
+    w.object_or_null("numa", h.numa.known(), [&] {
         w.field("node", h.numa->node);
         w.field("local_cpulist", h.numa->local_cpulist);
         w.field("local_cpus", h.numa->local_cpus);
-        w.end_object();
-    } else {
-        w.null();
-    }
+    });
     unknown_entry(unknown, "numa", h.numa);
 
     w.key("cpus");
@@ -268,10 +242,8 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
         w.null();
     unknown_entry(unknown, "cpus", h.cpus);
 
-    w.key("driver");
-    if (h.driver.known()) {
+    w.object_or_null("driver", h.driver.known(), [&] {
         const DriverFiles& d = *h.driver;
-        w.begin_object();
         w.field("module", d.module);
         w.field("loaded_version", d.loaded_version);
         w.field("loaded_srcversion", d.loaded_srcversion);
@@ -280,10 +252,7 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
         w.field("disk_version", d.disk_version);
         w.field("disk_srcversion", d.disk_srcversion);
         w.field("initramfs", d.initramfs);
-        w.end_object();
-    } else {
-        w.null();
-    }
+    });
     unknown_entry(unknown, "driver", h.driver);
 
     w.key("foreign");
@@ -291,46 +260,27 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
     for (const auto& f : h.foreign)
         foreign_json(w, f);
     w.end_array();
-    w.key("foreign_unknown");
-    w.begin_array();
-    for (const auto& f : h.foreign_unknown)
-        w.value(f);
-    w.end_array();
+    w.values("foreign_unknown", h.foreign_unknown);
 
-    w.key("rates");
-    if (r.rates) {
+    w.object_or_null("rates", r.rates.has_value(), [&] {
         const HealthRates& rt = *r.rates;
-        w.begin_object();
         w.field("seconds", rt.seconds);
         w.key("driver");
         rates(w, rt.driver);
         w.key("kernel");
         rates(w, rt.link);
-        w.key("irqs");
-        w.begin_array();
-        for (const auto& q : rt.irqs) {
-            w.begin_object();
+        w.objects("irqs", rt.irqs, [&](const auto& q) {
             w.field("irq", q.irq);
             w.field("queue", q.queue);
             w.field("per_second", q.per_second);
             w.field("share", q.share);
-            w.end_object();
-        }
-        w.end_array();
-        w.key("cpus");
-        w.begin_array();
-        for (const auto& c : rt.cpus) {
-            w.begin_object();
+        });
+        w.objects("cpus", rt.cpus, [&](const auto& c) {
             w.field("cpu", c.cpu);
             w.field("interrupts", c.interrupts);
-            w.end_object();
-        }
-        w.end_array();
+        });
         w.field("carrier_changes", rt.carrier_changes);
-        w.end_object();
-    } else {
-        w.null();
-    }
+    });
 
     w.key("unknown");
     w.begin_object();
@@ -345,35 +295,18 @@ void write_system_health(JsonWriter& w, const SystemHealthReport& r) {
     w.begin_object();
     w.field("rtt_ms", r.rtt_ms);
     w.field("sample_seconds", r.sample_seconds);
-    w.key("softnet");
-    if (s.softnet.known()) {
-        w.begin_array();
-        for (const auto& c : *s.softnet) {
-            w.begin_object();
-            w.field("cpu", c.cpu);
-            w.field("processed", c.processed);
-            w.field("dropped", c.dropped);
-            w.field("time_squeeze", c.time_squeeze);
-            w.end_object();
-        }
-        w.end_array();
-    } else {
-        w.null();
-    }
-    w.key("softnet_rates");
-    if (r.sample_seconds) {
-        w.begin_array();
-        for (const auto& c : r.softnet_rates) {
-            w.begin_object();
-            w.field("cpu", c.cpu);
-            w.field("dropped", c.softnet_dropped);
-            w.field("time_squeeze", c.time_squeeze);
-            w.end_object();
-        }
-        w.end_array();
-    } else {
-        w.null();
-    }
+    w.objects_or_null("softnet", s.softnet.known(), known_or_empty(s.softnet), [&](const auto& c) {
+        w.field("cpu", c.cpu);
+        w.field("processed", c.processed);
+        w.field("dropped", c.dropped);
+        w.field("time_squeeze", c.time_squeeze);
+    });
+    w.objects_or_null("softnet_rates", r.sample_seconds.has_value(), r.softnet_rates,
+                      [&](const auto& c) {
+                          w.field("cpu", c.cpu);
+                          w.field("dropped", c.softnet_dropped);
+                          w.field("time_squeeze", c.time_squeeze);
+                      });
     w.key("irqbalance");
     w.begin_object();
     w.field("active", s.irqbalance_active.value);

@@ -106,42 +106,22 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
         w.null();
     }
     // null: the driver has none / the device has no queues (unsupported).
-    w.key("private_flags");
-    if (st.private_flags) {
-        w.begin_object();
+    w.object_or_null("private_flags", st.private_flags.has_value(), [&] {
         for (const auto& f : *st.private_flags)
             w.field(f.name, f.on);
-        w.end_object();
-    } else {
-        w.null();
-    }
-    w.key("rps");
-    if (st.queues && !st.queues->rx.empty()) {
-        w.begin_object();
-        for (std::size_t q = 0; q < st.queues->rx.size(); ++q) {
-            w.key("rx-" + std::to_string(q));
-            w.begin_object();
-            w.field("cpus", st.queues->rx[q].rps_cpus);
-            w.field("flow_cnt", st.queues->rx[q].rps_flow_cnt);
-            w.end_object();
-        }
-        w.end_object();
-    } else {
-        w.null();
-    }
-    w.key("xps");
-    if (st.queues && !st.queues->tx.empty()) {
-        w.begin_object();
-        for (std::size_t q = 0; q < st.queues->tx.size(); ++q) {
-            w.key("tx-" + std::to_string(q));
-            w.begin_object();
-            w.field("cpus", st.queues->tx[q].xps_cpus);
-            w.end_object();
-        }
-        w.end_object();
-    } else {
-        w.null();
-    }
+    });
+    w.object_or_null("rps", st.queues && !st.queues->rx.empty(), [&] {
+        for (std::size_t q = 0; q < st.queues->rx.size(); ++q)
+            w.object("rx-" + std::to_string(q), [&] {
+                w.field("cpus", st.queues->rx[q].rps_cpus);
+                w.field("flow_cnt", st.queues->rx[q].rps_flow_cnt);
+            });
+    });
+    w.object_or_null("xps", st.queues && !st.queues->tx.empty(), [&] {
+        for (std::size_t q = 0; q < st.queues->tx.size(); ++q)
+            w.object("tx-" + std::to_string(q),
+                     [&] { w.field("cpus", st.queues->tx[q].xps_cpus); });
+    });
     // [rss]: null when the driver answers no RSS ioctl.
     w.key("rss");
     if (st.rss) {
@@ -180,31 +160,19 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
         w.null();
     }
     // [irq]: the queue IRQs by number; null when the device has none (veth).
-    w.key("irq");
-    if (st.irq && !st.irq->irqs.empty()) {
-        w.begin_object();
-        for (const auto& q : st.irq->irqs) {
-            w.key(std::to_string(q.irq));
-            w.begin_object();
-            w.field("name", q.name);
-            w.field("affinity", q.affinity);
-            w.field("effective", q.effective);
-            w.end_object();
-        }
-        w.end_object();
-    } else {
-        w.null();
-    }
-    w.key("profile");
-    if (a.profile && a.profile->profile) {
-        w.begin_object();
+    w.object_or_null("irq", st.irq && !st.irq->irqs.empty(), [&] {
+        for (const auto& q : st.irq->irqs)
+            w.object(std::to_string(q.irq), [&] {
+                w.field("name", q.name);
+                w.field("affinity", q.affinity);
+                w.field("effective", q.effective);
+            });
+    });
+    w.object_or_null("profile", a.profile && a.profile->profile, [&] {
         w.field("name", a.profile->profile->name);
         w.field("reason", a.profile->reason);
         w.field("file", a.profile->profile->file);
-        w.end_object();
-    } else {
-        w.null();
-    }
+    });
     w.key("findings");
     w.begin_array();
     for (const auto& f : a.findings)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "report/style.hpp"
+
 namespace nictune::report {
 namespace {
 
@@ -10,17 +12,6 @@ using Json = nlohmann::json;
 Json or_null(const std::optional<uint32_t>& v) {
     return v ? Json(*v) : Json(nullptr);
 }
-
-struct Style {
-    bool on;
-    [[nodiscard]] std::string wrap(std::string_view code, std::string_view s) const {
-        if (!on) return std::string(s);
-        return fmt::format("\033[{}m{}\033[0m", code, s);
-    }
-    [[nodiscard]] std::string label(std::string_view s) const {
-        return wrap("1", fmt::format("{:<11}", s));
-    }
-};
 
 std::string text_of(const Json& j, const char* key) {
     auto it = j.find(key);
@@ -91,7 +82,7 @@ Json probe_json(const probe::ProbeResult& r) {
 }
 
 std::string probe_text(const Json& j, bool color) {
-    const Style s{color};
+    const Style s{color, 11};
     const Json& iface = j.contains("interface") ? j.at("interface") : Json::object();
     const std::string name = text_of(iface, "name");
     std::string out;
@@ -199,7 +190,7 @@ std::string iface_mtu_cell(const Json& p) {
 }  // namespace
 
 std::string verify_peer_text(const Json& v, bool color) {
-    const Style s{color};
+    const Style s{color, 11};
     std::string out;
     std::string peer = text_of(v, "peer");
     if (!text_of(v, "address").empty() && text_of(v, "address") != peer)

@@ -6,30 +6,13 @@
 
 #include "model/schema.hpp"
 #include "report/health_report.hpp"
+#include "report/style.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
 namespace {
 
 using Json = nlohmann::json;
-
-struct Style {
-    bool on;
-    [[nodiscard]] std::string wrap(std::string_view code, std::string_view s) const {
-        if (!on) return std::string(s);
-        return fmt::format("\033[{}m{}\033[0m", code, s);
-    }
-    [[nodiscard]] std::string label(std::string_view s) const {
-        return wrap("1", fmt::format("{:<10}", s));
-    }
-    [[nodiscard]] std::string bold(std::string_view s) const { return wrap("1", s); }
-    [[nodiscard]] std::string dim(std::string_view s) const { return wrap("2", s); }
-    [[nodiscard]] std::string sev(std::string_view v) const {
-        if (v == "fail") return wrap("1;31", "FAIL");
-        if (v == "warn") return wrap("1;33", "WARN");
-        return wrap("36", "info");
-    }
-};
 
 std::string str(const Json& j, const char* key) {
     auto it = j.find(key);

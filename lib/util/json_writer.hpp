@@ -7,6 +7,7 @@
 // for the bad bytes, so the output is always valid JSON.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +54,54 @@ class JsonWriter {
         key(k);
         value(v);
     }
+
+    // k: an array of the items as values.
+    template <class Range>
+    void values(std::string_view k, const Range& items) {
+        key(k);
+        begin_array();
+        for (const auto& x : items)
+            value(x);
+        end_array();
+    }
+    // k: an array of one object per item, filled by fill(item) between the
+    // braces.
+    template <class Range, class Fill>
+    void objects(std::string_view k, const Range& items, Fill&& fill) {
+        key(k);
+        begin_array();
+        for (const auto& x : items) {
+            begin_object();
+            fill(x);
+            end_object();
+        }
+        end_array();
+    }
+    // The same, or null when the source could not be read (`known` false).
+    template <class Range, class Fill>
+    void objects_or_null(std::string_view k, bool known, const Range& items, Fill&& fill) {
+        if (known)
+            objects(k, items, fill);
+        else
+            field(k, nullptr);
+    }
+    // k: one object filled by fill() between the braces.
+    template <class Fill>
+    void object(std::string_view k, Fill&& fill) {
+        key(k);
+        begin_object();
+        fill();
+        end_object();
+    }
+    // The same, or null when `known` is false.
+    template <class Fill>
+    void object_or_null(std::string_view k, bool known, Fill&& fill) {
+        if (known)
+            object(k, fill);
+        else
+            field(k, nullptr);
+    }
+    void value(std::nullptr_t) { null(); }
 
   private:
     void item();  // separator and indentation before a value in a container
