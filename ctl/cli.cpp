@@ -66,6 +66,15 @@ int report_error(const Error& e) {
     return exit_for(e);
 }
 
+// With --json, a command that ends in an error before it has a report
+// prints {"error": {...}} on standard output too: the object a report's
+// "error" holds (code, context, interface, setting, ...), so that a script
+// reads one form whichever way the command failed.
+int report_error(const Error& e, bool json) {
+    if (json) std::cout << dump(Json{{"error", report::error_json(e)}}) << '\n';
+    return report_error(e);
+}
+
 bool want_color(const Globals& g) {
     if (g.color == "always") return true;
     if (g.color == "never") return false;
@@ -187,7 +196,7 @@ int refuse_without_daemon(const Globals& g, const char* what, const std::string&
 }
 
 int print(const Result<Json>& j, bool json, const std::function<std::string(const Json&)>& text) {
-    if (!j) return report_error(j.error());
+    if (!j) return report_error(j.error(), json);
     if (json)
         std::cout << dump(*j) << '\n';
     else
@@ -249,7 +258,7 @@ int cmd_audit(const Globals& g, const AuditArgs& a) {
         if (a.sample > 0) req.sample_seconds = a.sample;
         req.rtt_ms = a.rtt_ms;
         auto r = direct->manager->audit(req);
-        if (!r) return report_error(r.error());
+        if (!r) return report_error(r.error(), a.json && !a.prometheus);
         if (a.prometheus) return print_prometheus(report::audit_metrics(*r, unix_now()));
         if (a.json) {
             // The fast path: written in one pass, never held as a tree,
@@ -341,7 +350,7 @@ int cmd_plan(const Globals& g, const ApplyArgs& a) {
         auto direct = open_direct(g);
         if (!direct) return report_error(direct.error());
         auto p = direct->manager->plan(ApplyRequest{a.profile, a.interfaces, a.force, true, false});
-        if (!p) return report_error(p.error());
+        if (!p) return report_error(p.error(), a.json);
         plan = report::plan_json(*p);
     }
     if (int rc =
@@ -368,7 +377,7 @@ int cmd_apply(const Globals& g, const ApplyArgs& a) {
         if (!direct) return report_error(direct.error());
         auto r = direct->manager->apply(
             ApplyRequest{a.profile, a.interfaces, a.force, false, a.keep_going});
-        if (!r) return report_error(r.error());
+        if (!r) return report_error(r.error(), a.json);
         if (a.json) {
             // Written in one pass; the exit status from the result itself.
             const std::string text = report::apply_json_text(*r);
@@ -474,7 +483,7 @@ int cmd_apply_verified(const Globals& g, const ApplyArgs& a) {
         plan = std::move(*p);
     } else {
         auto p = direct->manager->plan(ApplyRequest{a.profile, a.interfaces, a.force, true, false});
-        if (!p) return report_error(p.error());
+        if (!p) return report_error(p.error(), a.json);
         plan = report::plan_json(*p);
     }
     std::vector<std::string> names;

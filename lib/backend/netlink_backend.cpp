@@ -97,8 +97,8 @@ Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& re
             auto l = rtnl_->get_link(n);
             if (!l) {
                 if (l.error().code == Errc::NoSuchInterface)
-                    return fail(Errc::NoSuchInterface, n, "no such interface");
-                return std::unexpected(std::move(l.error()).within(n));
+                    return fail_on(Errc::NoSuchInterface, n, "no such interface");
+                return std::unexpected(std::move(l.error()).within_interface(n));
             }
             // Named twice, by a name and an alternative name.
             if (std::any_of(links.begin(), links.end(),
@@ -126,7 +126,7 @@ Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& re
         std::vector<bool> taken(links.size(), false);
         for (const auto& n : req.names) {
             auto it = by_name.find(n);
-            if (it == by_name.end()) return fail(Errc::NoSuchInterface, n, "no such interface");
+            if (it == by_name.end()) return fail_on(Errc::NoSuchInterface, n, "no such interface");
             if (taken[it->second]) continue;  // named twice
             taken[it->second] = true;
             order.push_back(it->second);
@@ -224,8 +224,8 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
         }
         if (vanished) {
             if (named)
-                return fail(Errc::NoSuchInterface, nic.id.name,
-                            "interface vanished while it was being read");
+                return fail_on(Errc::NoSuchInterface, nic.id.name,
+                               "interface vanished while it was being read");
             it = nics.erase(it);
             continue;
         }
@@ -299,8 +299,8 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
             if (auto l = rtnl_->get_link(it->id.ifindex);
                 !l && l.error().code == Errc::NoSuchInterface) {
                 if (named)
-                    return fail(Errc::NoSuchInterface, it->id.name,
-                                "interface vanished while it was being read");
+                    return fail_on(Errc::NoSuchInterface, it->id.name,
+                                   "interface vanished while it was being read");
                 it = nics.erase(it);
                 continue;
             }
@@ -385,8 +385,9 @@ std::string set_context(const NicRef& nic, std::span<const std::pair<Key, uint64
     return out + ": set";
 }
 
-Error with_context(Error e, std::string context) {
+Error with_context(Error e, const NicRef& nic, std::string context) {
     e.context = std::move(context);
+    e.interface = nic.name;
     if (e.sys_errno == ENODEV) e.code = Errc::NoSuchInterface;
     return e;
 }
@@ -408,12 +409,12 @@ Result<void> NetlinkBackend::set_device(const NicRef& nic, Section section,
                             key_path(k) + " cannot be set");
         }
         auto r = rtnl_->change_link(nic.ifindex, change);
-        if (!r) return std::unexpected(with_context(r.error(), set_context(nic, values)));
+        if (!r) return std::unexpected(with_context(r.error(), nic, set_context(nic, values)));
         return {};
     }
     auto r = eth_->set(ethnl::set_cmd(section), nic.ifindex,
                        [&](nlmsghdr* nlh) { ethnl::encode_settings(nlh, section, values); });
-    if (!r) return std::unexpected(with_context(r.error(), set_context(nic, values)));
+    if (!r) return std::unexpected(with_context(r.error(), nic, set_context(nic, values)));
     return {};
 }
 
@@ -427,7 +428,7 @@ Result<void> NetlinkBackend::set_private_flags(const NicRef& nic,
         for (std::size_t i = 0; i < flags.size(); ++i)
             ctx += (i ? ", " : "") + std::string("private_flags.") + flags[i].name + "=" +
                    (flags[i].on ? "true" : "false");
-        return std::unexpected(with_context(r.error(), ctx + ": set"));
+        return std::unexpected(with_context(r.error(), nic, ctx + ": set"));
     }
     return {};
 }
@@ -494,7 +495,7 @@ Result<void> NetlinkBackend::set_features(const NicRef& nic, uint32_t nbits,
                    (named ? (**names)[bits[i].first] : std::to_string(bits[i].first)) + "=" +
                    (bits[i].second ? "on" : "off");
         }
-        return std::unexpected(with_context(r.error(), ctx + ": set"));
+        return std::unexpected(with_context(r.error(), nic, ctx + ": set"));
     }
     return {};
 }
@@ -534,9 +535,9 @@ std::vector<Result<void>> NetlinkBackend::set_devices(std::span<const DeviceChan
         auto rs = rtnl_->change_links(links);
         for (std::size_t j = 0; j < rs.size(); ++j) {
             const auto& c = changes[link_idx[j]];
-            out[link_idx[j]] =
-                rs[j] ? Result<void>{}
-                      : std::unexpected(with_context(rs[j].error(), set_context(c.nic, c.values)));
+            out[link_idx[j]] = rs[j] ? Result<void>{}
+                                     : std::unexpected(with_context(rs[j].error(), c.nic,
+                                                                    set_context(c.nic, c.values)));
         }
     }
     for (const auto& [section, idx] : by_section) {
@@ -550,9 +551,9 @@ std::vector<Result<void>> NetlinkBackend::set_devices(std::span<const DeviceChan
         auto rs = eth_->set_many(ethnl::set_cmd(section), reqs);
         for (std::size_t j = 0; j < rs.size(); ++j) {
             const auto& c = changes[idx[j]];
-            out[idx[j]] =
-                rs[j] ? Result<void>{}
-                      : std::unexpected(with_context(rs[j].error(), set_context(c.nic, c.values)));
+            out[idx[j]] = rs[j] ? Result<void>{}
+                                : std::unexpected(with_context(rs[j].error(), c.nic,
+                                                               set_context(c.nic, c.values)));
         }
     }
     drain_observer();
@@ -571,7 +572,7 @@ std::vector<Result<void>> NetlinkBackend::set_features_many(
     for (std::size_t i = 0; i < changes.size(); ++i) {
         if (rs[i]) continue;
         std::string ctx = changes[i].nic.name + ": features: set";
-        out[i] = std::unexpected(with_context(rs[i].error(), ctx));
+        out[i] = std::unexpected(with_context(rs[i].error(), changes[i].nic, ctx));
     }
     return out;
 }

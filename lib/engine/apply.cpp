@@ -86,6 +86,21 @@ ApplyResult refused(ApplyResult res, Error why) {
     return res;
 }
 
+// Why nothing was done, about the first step the plan refused (the one
+// the refusals list first).
+Error plan_refused(const Plan& plan) {
+    Error e{Errc::InvalidArgument, 0, "", "the plan was refused; nothing was changed", {}};
+    for (const auto& i : plan.interfaces) {
+        if (!i.matches) return std::move(e).about(i.id.name);
+        for (const auto& st : i.steps)
+            if (st.kind == StepKind::Refused)
+                return std::move(e).about(i.id.name, st.setting.path());
+    }
+    for (const auto& st : plan.system)
+        if (st.kind == StepKind::Refused) return std::move(e).about("", st.setting.path());
+    return e;
+}
+
 Error nothing_changed(Error e) {
     e.message += "; nothing was changed";
     return e;
@@ -310,7 +325,9 @@ bool classify_read_back(StepResult& sr, const Write& w, const NicState* nic,
                   0,
                   (w.nic ? w.nic->name + ": " : "") + w.id.path(),
                   "the request was accepted but the value reads back as " + to_string(sr.actual),
-                  {}};
+                  {},
+                  w.nic ? w.nic->name : "",
+                  w.id.path()};
         return false;
     }
     return true;
@@ -334,6 +351,7 @@ bool verify_changes(TxState& s, tx::Reread& after) {
                                                 w.nic->name,
                                                 "interface vanished during the apply",
                                                 {}};
+            sr.error = std::move(*sr.error).about(w.nic->name, w.id.path());
         } else if (classify_read_back(sr, w, nic, after)) {
             continue;
         }
@@ -524,10 +542,7 @@ ApplyResult HeldTransaction::abort(Error why) {
 ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const ApplyOptions& opts) {
     ApplyResult res = first_result(plan);
     res.refusals = plan.refusals();
-    if (!res.refusals.empty())
-        return refused(
-            std::move(res),
-            Error{Errc::InvalidArgument, 0, "", "the plan was refused; nothing was changed", {}});
+    if (!res.refusals.empty()) return refused(std::move(res), plan_refused(plan));
     if (opts.dry_run) {
         res.result = TxResult::DryRun;
         return res;

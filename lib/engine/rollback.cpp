@@ -48,6 +48,7 @@ struct Batch {
 
     [[nodiscard]] std::size_t size() const { return out.size(); }
     void refuse(std::size_t i, Error e) {
+        if (e.interface.empty()) e.interface = out[i].interface;
         out[i].result = TxResult::Refused;
         out[i].error = std::move(e);
         active[i] = false;

@@ -178,8 +178,11 @@ bool record(Executed& out, const std::vector<Write>& writes, Group g, const Resu
     Error e = r.error();
     const Write& w = writes[g.first];
     if (w.nic && !e.context.starts_with(w.nic->name)) e.context = w.nic->name + ": " + e.context;
-    for (std::size_t k = g.first; k < g.last; ++k)
+    if (w.nic) e.interface = w.nic->name;
+    for (std::size_t k = g.first; k < g.last; ++k) {
         out.errors[k] = e;
+        out.errors[k]->setting = writes[k].id.path();
+    }
     return !skipped_irq(w, e);
 }
 

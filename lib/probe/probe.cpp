@@ -77,8 +77,13 @@ Result<ProbeResult> run_probe(std::string_view peer_spec, const ProbeOptions& op
         auto link = (*rt)->get_link(*interface);
         if (!link) {
             if (link.error().code == Errc::NoSuchInterface)
-                return fail(Errc::NoSuchInterface, "interface " + quote(*interface),
-                            "no such interface");
+                return std::unexpected(Error{Errc::NoSuchInterface,
+                                             0,
+                                             "interface " + quote(*interface),
+                                             "no such interface",
+                                             {},
+                                             *interface,
+                                             {}});
             return std::unexpected(std::move(link.error()));
         }
         chosen = std::move(*link);

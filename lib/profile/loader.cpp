@@ -25,6 +25,7 @@ namespace {
 using tomlutil::did_you_mean;
 using tomlutil::invalid;
 using tomlutil::loc_of;
+using tomlutil::string_value;
 using tomlutil::type_name;
 
 std::vector<std::string_view> section_names() {
@@ -41,6 +42,17 @@ std::vector<std::string_view> key_names(Section s) {
     for (const auto& m : meta_keys())
         if (m.section == s && !m.name.starts_with('<')) out.push_back(m.name);
     return out;
+}
+
+// An error about a key's value names that key ("link.mtu") as its setting.
+Error about_key(Error e, const std::string& what) {
+    if (e.setting.empty()) e.setting = what;
+    return e;
+}
+
+std::unexpected<Error> invalid_setting(const SourceLoc& loc, const std::string& what,
+                                       std::string message) {
+    return std::unexpected(about_key(invalid(loc, std::move(message)).error(), what));
 }
 
 // A string or an array of strings.
@@ -64,11 +76,6 @@ Result<std::vector<std::string>> string_list(const toml::node& n, const SourceLo
     }
     return invalid(
         loc, std::string(what) + ": expected a string or an array of strings, got " + type_name(n));
-}
-
-Result<std::string> string_value(const toml::node& n, const SourceLoc& loc, std::string_view what) {
-    if (auto s = n.as_string()) return s->get();
-    return invalid(loc, std::string(what) + ": expected a string, got " + type_name(n));
 }
 
 bool is_hex4(std::string_view s) {
@@ -165,7 +172,7 @@ Result<void> collect_sysctls(const toml::table& t, const std::string& prefix,
                                     " is not on nictune's allowlist (net.core.*, net.ipv4.tcp_*, "
                                     "net.ipv4.udp_*, ...)");
         auto val = sysctl_value(v, loc_of(v.source(), file), name);
-        if (!val) return std::unexpected(val.error());
+        if (!val) return std::unexpected(about_key(std::move(val.error()), "sysctl." + name));
         out.sysctl.push_back(SysctlRequest{name, *val, loc});
     }
     return {};
@@ -177,45 +184,6 @@ bool valid_tuned_profile_name(std::string_view s) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
                c == ' ';
     });
-}
-
-// [rps] cpus / flow_cnt, [xps] cpus / policy.
-Result<void> parse_steering(Section sec, const std::string& key, const toml::node& v,
-                            const SourceLoc& kloc, const SourceLoc& vloc, Profile& out) {
-    const std::string sname(section_info(sec).name);
-    const std::string what = sname + "." + key;
-    if (!find_meta_key(sec, key))
-        return invalid(kloc, "unknown key " + quote(key) + " in [" + sname + "]" +
-                                 did_you_mean(key, key_names(sec)));
-    if (key == "flow_cnt") {
-        auto i = v.as_integer();
-        if (!i) return invalid(vloc, what + ": expected a number, got " + type_name(v));
-        const int64_t n = i->get();
-        // The kernel rounds a count up to a power of two (store_rps_dev_flow_table_cnt)
-        // and reads back the rounded one: asking for that one keeps verify exact.
-        if (n < 0 || n > (int64_t{1} << 30) || (n & (n - 1)) != 0)
-            return invalid(vloc, what + ": " + std::to_string(n) +
-                                     " must be 0 or a power of two up to 1073741824 (the kernel "
-                                     "rounds other counts up)");
-        out.rps_flow_cnt = Target{static_cast<uint64_t>(n), false, vloc};
-        return {};
-    }
-    auto text = string_value(v, vloc, what);
-    if (!text) return std::unexpected(text.error());
-    std::optional<CpusRequest>& into = sec == Section::Rps ? out.rps_cpus : out.xps_cpus;
-    if (into) return invalid(kloc, "xps: give cpus or policy, not both");
-    if (key == "policy") {
-        if (*text != "off")
-            return invalid(vloc, what + ": " + quote(*text) + " is not a policy (\"off\")");
-        into = CpusRequest{{}, vloc};
-        return {};
-    }
-    auto cpus = parse_cpulist(*text);
-    if (!cpus)
-        return invalid(vloc, what + ": " + quote(*text) +
-                                 " is not a CPU list (\"0-3,8\", as in smp_affinity_list)");
-    into = CpusRequest{std::move(*cpus), vloc};
-    return {};
 }
 
 // [rss] queues = N and [rss.hash] FLOW = "fields".
@@ -254,226 +222,326 @@ Result<void> parse_rss_hash(const toml::table& t, const std::string& file, Profi
     return {};
 }
 
-Result<void> parse_rss(const std::string& key, const toml::node& v, const SourceLoc& kloc,
-                       const SourceLoc& vloc, const std::string& file, Profile& out) {
-    if (key == "queues") {
-        auto i = v.as_integer();
-        if (!i)
-            return invalid(vloc, "rss.queues: expected a number, got " + std::string(type_name(v)));
-        // The kernel's ring indices are u32; no NIC has more than a few
-        // hundred queues, and ethtool_rxfh tables hold at most a few thousand.
-        if (i->get() < 1 || i->get() > 65536)
-            return invalid(vloc,
-                           "rss.queues: " + std::to_string(i->get()) + " is out of range 1..65536");
-        out.rss_queues = Target{static_cast<uint64_t>(i->get()), false, vloc};
-        return {};
+// ---- The sections with a fixed set of keys other than the device values:
+// one parser per key, in one table per section (as nictune.toml's reader).
+
+// One `key = value` of such a section.
+struct KeyValue {
+    const toml::node& v;
+    SourceLoc kloc, vloc;  // of the key, of the value
+    const std::string& file;
+    const std::string& what;  // "section.key", for messages
+};
+using KeyParser = Result<void> (*)(const KeyValue&, Profile&);
+struct ProfileKey {
+    std::string_view name;
+    KeyParser parse;
+};
+
+// Keys kept as written: a string (string_into), a string or an array of
+// strings (list_into).
+template <class Into>
+Result<void> string_into(const KeyValue& kv, Into& into) {
+    auto s = string_value(kv.v, kv.vloc, kv.what);
+    if (!s) return std::unexpected(s.error());
+    into = std::move(*s);
+    return {};
+}
+
+Result<void> list_into(const KeyValue& kv, std::vector<std::string>& into) {
+    auto l = string_list(kv.v, kv.vloc, kv.what);
+    if (!l) return std::unexpected(l.error());
+    into = std::move(*l);
+    return {};
+}
+
+// [profile]
+Result<void> profile_include(const KeyValue& kv, Profile& out) {
+    auto l = string_list(kv.v, kv.vloc, kv.what);
+    if (!l) return std::unexpected(l.error());
+    for (const auto& inc : *l)
+        if (auto ok = validate_name(inc); !ok)
+            return invalid(kv.vloc, kv.what + ": " + ok.error().message);
+    out.includes = *l;
+    out.include_loc = kv.vloc;
+    return {};
+}
+
+Result<void> profile_priority(const KeyValue& kv, Profile& out) {
+    auto i = kv.v.as_integer();
+    if (!i) return invalid(kv.vloc, kv.what + ": expected a number, got " + type_name(kv.v));
+    if (i->get() < 0 || i->get() > 1000)
+        return invalid(kv.vloc,
+                       kv.what + ": " + std::to_string(i->get()) + " is out of range 0..1000");
+    out.priority = static_cast<uint32_t>(i->get());
+    return {};
+}
+
+// [match]
+Result<void> match_pci_ids(const KeyValue& kv, Profile& out) {
+    auto l = string_list(kv.v, kv.vloc, kv.what);
+    if (!l) return std::unexpected(l.error());
+    for (auto& id : *l) {
+        id = to_lower(id);
+        if (id.size() != 9 || id[4] != ':' || !is_hex4(std::string_view(id).substr(0, 4)) ||
+            !is_hex4(std::string_view(id).substr(5)))
+            return invalid(
+                kv.vloc, kv.what + ": " + quote(id) + " is not a PCI id of the form \"8086:10fb\"");
     }
-    if (key == "hash") {
-        auto t = v.as_table();
-        if (!t)
-            return invalid(vloc, "rss.hash: expected a table ([rss.hash] tcp4 = \"sdfn\"), got " +
-                                     std::string(type_name(v)));
-        return parse_rss_hash(*t, file, out);
+    out.match.pci_ids = *l;
+    return {};
+}
+
+// Globs in nictune's text form (docs/names.md), as bindings take them: a
+// pattern no name can have is an error here, not a profile that silently
+// never matches.
+Result<void> match_interfaces(const KeyValue& kv, Profile& out) {
+    auto l = string_list(kv.v, kv.vloc, kv.what);
+    if (!l) return std::unexpected(l.error());
+    for (std::size_t i = 0; i < l->size(); ++i) {
+        const auto& g = (*l)[i];
+        const auto* arr = kv.v.as_array();
+        const SourceLoc gloc =
+            arr && i < arr->size() ? loc_of((*arr)[i].source(), kv.file) : kv.vloc;
+        if (auto bytes = unescape_name(g); !bytes)
+            return invalid(gloc, kv.what + ": " + bytes.error().message);
+        if (!valid_name_or_altname(g))
+            return invalid(gloc, kv.what + ": " + quote(g) +
+                                     " is not an interface name or glob (1 to 127 bytes, no '/' "
+                                     "or whitespace)");
     }
-    return invalid(kloc, "unknown key " + quote(key) + " in [rss]" +
-                             did_you_mean(key, std::vector<std::string_view>{"queues", "hash"}));
+    out.match.interfaces = *l;
+    return {};
+}
+
+// [tuned]
+Result<void> tuned_profile(const KeyValue& kv, Profile& out) {
+    auto s = string_value(kv.v, kv.vloc, kv.what);
+    if (!s) return std::unexpected(s.error());
+    if (!valid_tuned_profile_name(*s))
+        return invalid(kv.vloc, kv.what + ": " + quote(*s) + " is not a tuned profile name");
+    out.tuned_profile = *s;
+    out.tuned_loc = kv.vloc;
+    return {};
+}
+
+// [rps] cpus / flow_cnt, [xps] cpus / policy: a CPU list for every queue.
+Result<void> steering_cpus(const KeyValue& kv, std::optional<CpusRequest>& into) {
+    auto text = string_value(kv.v, kv.vloc, kv.what);
+    if (!text) return std::unexpected(text.error());
+    if (into) return invalid(kv.kloc, "xps: give cpus or policy, not both");
+    auto cpus = parse_cpulist(*text);
+    if (!cpus)
+        return invalid(kv.vloc, kv.what + ": " + quote(*text) +
+                                    " is not a CPU list (\"0-3,8\", as in smp_affinity_list)");
+    into = CpusRequest{std::move(*cpus), kv.vloc};
+    return {};
+}
+
+Result<void> rps_cpus(const KeyValue& kv, Profile& out) {
+    return steering_cpus(kv, out.rps_cpus);
+}
+
+Result<void> rps_flow_cnt(const KeyValue& kv, Profile& out) {
+    auto i = kv.v.as_integer();
+    if (!i) return invalid(kv.vloc, kv.what + ": expected a number, got " + type_name(kv.v));
+    const int64_t n = i->get();
+    // The kernel rounds a count up to a power of two (store_rps_dev_flow_table_cnt)
+    // and reads back the rounded one: asking for that one keeps verify exact.
+    if (n < 0 || n > (int64_t{1} << 30) || (n & (n - 1)) != 0)
+        return invalid(kv.vloc, kv.what + ": " + std::to_string(n) +
+                                    " must be 0 or a power of two up to 1073741824 (the kernel "
+                                    "rounds other counts up)");
+    out.rps_flow_cnt = Target{static_cast<uint64_t>(n), false, kv.vloc};
+    return {};
+}
+
+Result<void> xps_cpus(const KeyValue& kv, Profile& out) {
+    return steering_cpus(kv, out.xps_cpus);
+}
+
+Result<void> xps_policy(const KeyValue& kv, Profile& out) {
+    auto text = string_value(kv.v, kv.vloc, kv.what);
+    if (!text) return std::unexpected(text.error());
+    if (out.xps_cpus) return invalid(kv.kloc, "xps: give cpus or policy, not both");
+    if (*text != "off")
+        return invalid(kv.vloc, kv.what + ": " + quote(*text) + " is not a policy (\"off\")");
+    out.xps_cpus = CpusRequest{{}, kv.vloc};
+    return {};
+}
+
+// [rss] queues = N and [rss.hash] FLOW = "fields".
+Result<void> rss_queues(const KeyValue& kv, Profile& out) {
+    auto i = kv.v.as_integer();
+    if (!i)
+        return invalid(kv.vloc,
+                       "rss.queues: expected a number, got " + std::string(type_name(kv.v)));
+    // The kernel's ring indices are u32; no NIC has more than a few
+    // hundred queues, and ethtool_rxfh tables hold at most a few thousand.
+    if (i->get() < 1 || i->get() > 65536)
+        return invalid(kv.vloc,
+                       "rss.queues: " + std::to_string(i->get()) + " is out of range 1..65536");
+    out.rss_queues = Target{static_cast<uint64_t>(i->get()), false, kv.vloc};
+    return {};
+}
+
+Result<void> rss_hash(const KeyValue& kv, Profile& out) {
+    auto t = kv.v.as_table();
+    if (!t)
+        return invalid(kv.vloc, "rss.hash: expected a table ([rss.hash] tcp4 = \"sdfn\"), got " +
+                                    std::string(type_name(kv.v)));
+    return parse_rss_hash(*t, kv.file, out);
 }
 
 // [irq] policy = "local" | "all", or cpus = "LIST".
-Result<void> parse_irq(const std::string& key, const toml::node& v, const SourceLoc& kloc,
-                       const SourceLoc& vloc, Profile& out) {
-    if (!find_meta_key(Section::Irq, key))
-        return invalid(kloc, "unknown key " + quote(key) + " in [irq]" +
-                                 did_you_mean(key, key_names(Section::Irq)));
-    const std::string what = "irq." + key;
-    auto text = string_value(v, vloc, what);
+Result<void> irq_policy(const KeyValue& kv, Profile& out) {
+    auto text = string_value(kv.v, kv.vloc, kv.what);
     if (!text) return std::unexpected(text.error());
-    if (out.irq) return invalid(kloc, "irq: give policy or cpus, not both");
-    if (key == "policy") {
-        if (*text != "local" && *text != "all")
-            return invalid(vloc,
-                           what + ": " + quote(*text) + " is not a policy (\"local\", \"all\")");
-        out.irq = IrqRequest{
-            *text == "local" ? IrqRequest::Policy::Local : IrqRequest::Policy::All, {}, vloc};
-        return {};
-    }
+    if (out.irq) return invalid(kv.kloc, "irq: give policy or cpus, not both");
+    if (*text != "local" && *text != "all")
+        return invalid(kv.vloc,
+                       kv.what + ": " + quote(*text) + " is not a policy (\"local\", \"all\")");
+    out.irq = IrqRequest{
+        *text == "local" ? IrqRequest::Policy::Local : IrqRequest::Policy::All, {}, kv.vloc};
+    return {};
+}
+
+Result<void> irq_cpus(const KeyValue& kv, Profile& out) {
+    auto text = string_value(kv.v, kv.vloc, kv.what);
+    if (!text) return std::unexpected(text.error());
+    if (out.irq) return invalid(kv.kloc, "irq: give policy or cpus, not both");
     auto cpus = parse_cpulist(*text);
     if (!cpus || cpus->empty())
-        return invalid(vloc, what + ": " + quote(*text) +
-                                 " is not a CPU list (\"0-3,8\", as in smp_affinity_list; an IRQ "
-                                 "needs at least one CPU)");
-    out.irq = IrqRequest{IrqRequest::Policy::Cpus, std::move(*cpus), vloc};
+        return invalid(kv.vloc, kv.what + ": " + quote(*text) +
+                                    " is not a CPU list (\"0-3,8\", as in smp_affinity_list; an "
+                                    "IRQ needs at least one CPU)");
+    out.irq = IrqRequest{IrqRequest::Policy::Cpus, std::move(*cpus), kv.vloc};
+    return {};
+}
+
+// In the order of the schema's meta keys (model/schema.cpp), which document
+// them; a unit test holds the two to the same names.
+constexpr ProfileKey kProfileKeys[] = {
+    {"description",
+     [](const KeyValue& kv, Profile& out) { return string_into(kv, out.description); }},
+    {"include", profile_include},
+    {"priority", profile_priority},
+};
+constexpr ProfileKey kMatchKeys[] = {
+    {"drivers", [](const KeyValue& kv, Profile& out) { return list_into(kv, out.match.drivers); }},
+    {"pci_ids", match_pci_ids},
+    {"interfaces", match_interfaces},
+};
+constexpr ProfileKey kDriverKeys[] = {
+    {"min_version",
+     [](const KeyValue& kv, Profile& out) { return string_into(kv, out.driver.min_version); }},
+    {"bad_versions",
+     [](const KeyValue& kv, Profile& out) { return list_into(kv, out.driver.bad_versions); }},
+};
+constexpr ProfileKey kTunedKeys[] = {{"profile", tuned_profile}};
+constexpr ProfileKey kRpsKeys[] = {{"cpus", rps_cpus}, {"flow_cnt", rps_flow_cnt}};
+constexpr ProfileKey kXpsKeys[] = {{"cpus", xps_cpus}, {"policy", xps_policy}};
+constexpr ProfileKey kRssKeys[] = {{"queues", rss_queues}, {"hash", rss_hash}};
+constexpr ProfileKey kIrqKeys[] = {{"policy", irq_policy}, {"cpus", irq_cpus}};
+
+struct SectionKeys {
+    Section section;
+    std::span<const ProfileKey> keys;
+};
+constexpr SectionKeys kKeyedSections[] = {
+    {Section::Profile, kProfileKeys}, {Section::Match, kMatchKeys}, {Section::Driver, kDriverKeys},
+    {Section::Tuned, kTunedKeys},     {Section::Rps, kRpsKeys},     {Section::Xps, kXpsKeys},
+    {Section::Rss, kRssKeys},         {Section::Irq, kIrqKeys},
+};
+
+const std::span<const ProfileKey>* keys_of(Section sec) {
+    for (const auto& s : kKeyedSections)
+        if (s.section == sec) return &s.keys;
+    return nullptr;
+}
+
+// [features]: kernel feature names and ethtool's aliases.
+Result<void> parse_feature(const std::string& key, const toml::node& v, const SourceLoc& kloc,
+                           const SourceLoc& vloc, const ParseOptions& opts, Profile& out) {
+    if (!features::is_valid_name(key, opts.runtime_features)) {
+        std::vector<std::string_view> names(features::known_kernel_names().begin(),
+                                            features::known_kernel_names().end());
+        for (const auto& a : features::aliases())
+            names.push_back(a.short_name);
+        return invalid(kloc, "unknown feature " + quote(key) + did_you_mean(key, names));
+    }
+    const std::string what = "features." + key;
+    auto b = v.as_boolean();
+    if (!b)
+        return invalid_setting(vloc, what, what + ": expected true or false, got " + type_name(v));
+    if (std::ranges::find(out.features, key, &FeatureRequest::name) != out.features.end())
+        return invalid_setting(kloc, what, what + " is given twice");
+    out.features.push_back(FeatureRequest{key, b->get(), kloc});
+    return {};
+}
+
+// [private_flags]: names are the driver's (ETH_SS_PRIV_FLAGS); which exist
+// is known only on the device, where the plan checks them.
+Result<void> parse_private_flag(const std::string& key, const toml::node& v, const SourceLoc& kloc,
+                                const SourceLoc& vloc, Profile& out) {
+    if (key.empty() || key.size() > 31 || std::any_of(key.begin(), key.end(), [](char c) {
+            return static_cast<unsigned char>(c) <= ' ' || c == '"' || c == '\\';
+        }))
+        return invalid(kloc, "private_flags: " + quote(key) +
+                                 " is not a private flag name (1 to 31 printable bytes, "
+                                 "as the kernel's ETH_GSTRING_LEN allows)");
+    const std::string what = "private_flags." + key;
+    auto b = v.as_boolean();
+    if (!b)
+        return invalid_setting(vloc, what, what + ": expected true or false, got " + type_name(v));
+    out.private_flags.push_back(PrivateFlagRequest{key, b->get(), kloc});
+    return {};
+}
+
+// The device sections' keys: the schema's table.
+Result<void> parse_device_key(Section sec, const std::string& key, const toml::node& v,
+                              const SourceLoc& kloc, const SourceLoc& vloc, Profile& out) {
+    const std::string sname(section_info(sec).name);
+    auto dk = find_key(sec, key);
+    if (!dk)
+        return invalid(kloc, "unknown key " + quote(key) + " in [" + sname + "]" +
+                                 did_you_mean(key, key_names(sec)));
+    const std::string what = sname + "." + key;
+    const auto& info = key_info(*dk);
+    if (!info.writable)
+        return invalid_setting(
+            kloc, what, what + " is read-only: the device reports it, a profile cannot set it");
+    auto val = device_value(info, v, vloc);
+    if (!val) return std::unexpected(about_key(std::move(val.error()), what));
+    out.settings[key_index(*dk)] = *val;
     return {};
 }
 
 Result<void> parse_section(Section sec, const toml::table& t, const std::string& file,
                            const ParseOptions& opts, Profile& out) {
     const auto& sinfo = section_info(sec);
+    const std::string sname(sinfo.name);
     if (sec == Section::Sysctl) return collect_sysctls(t, "", file, out, 0);
+    if (const auto* keys = keys_of(sec))
+        return tomlutil::for_each_key(
+            t, file, *keys, "[" + sname + "]",
+            [&](const ProfileKey& row, const toml::key& k, const toml::node& v) -> Result<void> {
+                const std::string what = sname + "." + std::string(k.str());
+                auto r = row.parse(
+                    KeyValue{v, loc_of(k.source(), file), loc_of(v.source(), file), file, what},
+                    out);
+                if (!r) return std::unexpected(about_key(std::move(r.error()), what));
+                return r;
+            });
 
     for (const auto& [kp, vp] : tomlutil::in_file_order(t)) {
-        const toml::key& k = *kp;
-        const toml::node& v = *vp;
-        const std::string key(k.str());
-        const SourceLoc kloc = loc_of(k.source(), file);
-        const SourceLoc vloc = loc_of(v.source(), file);
-
-        if (sec == Section::Features) {
-            if (!features::is_valid_name(key, opts.runtime_features)) {
-                std::vector<std::string_view> names(features::known_kernel_names().begin(),
-                                                    features::known_kernel_names().end());
-                for (const auto& a : features::aliases())
-                    names.push_back(a.short_name);
-                return invalid(kloc, "unknown feature " + quote(key) + did_you_mean(key, names));
-            }
-            auto b = v.as_boolean();
-            if (!b)
-                return invalid(vloc,
-                               "features." + key + ": expected true or false, got " + type_name(v));
-            auto it = std::find_if(out.features.begin(), out.features.end(),
-                                   [&](const FeatureRequest& f) { return f.name == key; });
-            if (it != out.features.end())
-                return invalid(kloc, "features." + key + " is given twice");
-            out.features.push_back(FeatureRequest{key, b->get(), kloc});
-            continue;
-        }
-
-        if (sec == Section::PrivateFlags) {
-            // Names are the driver's (ETH_SS_PRIV_FLAGS): which exist is
-            // known only on the device, where the plan checks them.
-            if (key.empty() || key.size() > 31 || std::any_of(key.begin(), key.end(), [](char c) {
-                    return static_cast<unsigned char>(c) <= ' ' || c == '"' || c == '\\';
-                }))
-                return invalid(kloc, "private_flags: " + quote(key) +
-                                         " is not a private flag name (1 to 31 printable bytes, "
-                                         "as the kernel's ETH_GSTRING_LEN allows)");
-            auto b = v.as_boolean();
-            if (!b)
-                return invalid(
-                    vloc, "private_flags." + key + ": expected true or false, got " + type_name(v));
-            out.private_flags.push_back(PrivateFlagRequest{key, b->get(), kloc});
-            continue;
-        }
-
-        if (sec == Section::Rps || sec == Section::Xps) {
-            if (auto r = parse_steering(sec, key, v, kloc, vloc, out); !r) return r;
-            continue;
-        }
-
-        // [rss]
-        if (sec == Section::Rss) {
-            if (auto r = parse_rss(key, v, kloc, vloc, file, out); !r) return r;
-            continue;
-        }
-
-        if (sec == Section::Irq) {
-            if (auto r = parse_irq(key, v, kloc, vloc, out); !r) return r;
-            continue;
-        }
-
-        if (sinfo.device) {
-            auto dk = find_key(sec, key);
-            if (!dk)
-                return invalid(kloc, "unknown key " + quote(key) + " in [" +
-                                         std::string(sinfo.name) + "]" +
-                                         did_you_mean(key, key_names(sec)));
-            const auto& info = key_info(*dk);
-            if (!info.writable)
-                return invalid(kloc,
-                               std::string(sinfo.name) + "." + key +
-                                   " is read-only: the device reports it, a profile cannot set it");
-            auto val = device_value(info, v, vloc);
-            if (!val) return std::unexpected(val.error());
-            out.settings[key_index(*dk)] = *val;
-            continue;
-        }
-
-        const MetaKeyInfo* meta = find_meta_key(sec, key);
-        if (!meta)
-            return invalid(kloc, "unknown key " + quote(key) + " in [" + std::string(sinfo.name) +
-                                     "]" + did_you_mean(key, key_names(sec)));
-        const std::string what = std::string(sinfo.name) + "." + key;
-        switch (sec) {
-            case Section::Profile:
-                if (key == "description") {
-                    auto s = string_value(v, vloc, what);
-                    if (!s) return std::unexpected(s.error());
-                    out.description = *s;
-                } else if (key == "include") {
-                    auto l = string_list(v, vloc, what);
-                    if (!l) return std::unexpected(l.error());
-                    for (const auto& inc : *l)
-                        if (auto ok = validate_name(inc); !ok)
-                            return invalid(vloc, what + ": " + ok.error().message);
-                    out.includes = *l;
-                    out.include_loc = vloc;
-                } else if (key == "priority") {
-                    auto i = v.as_integer();
-                    if (!i) return invalid(vloc, what + ": expected a number, got " + type_name(v));
-                    if (i->get() < 0 || i->get() > 1000)
-                        return invalid(vloc, what + ": " + std::to_string(i->get()) +
-                                                 " is out of range 0..1000");
-                    out.priority = static_cast<uint32_t>(i->get());
-                }
-                break;
-            case Section::Match: {
-                auto l = string_list(v, vloc, what);
-                if (!l) return std::unexpected(l.error());
-                if (key == "drivers") {
-                    out.match.drivers = *l;
-                } else if (key == "pci_ids") {
-                    for (auto& id : *l) {
-                        id = to_lower(id);
-                        if (id.size() != 9 || id[4] != ':' ||
-                            !is_hex4(std::string_view(id).substr(0, 4)) ||
-                            !is_hex4(std::string_view(id).substr(5)))
-                            return invalid(vloc, what + ": " + quote(id) +
-                                                     " is not a PCI id of the form \"8086:10fb\"");
-                    }
-                    out.match.pci_ids = *l;
-                } else {
-                    // Globs in nictune's text form (docs/names.md), as
-                    // bindings take them: a pattern no name can have is an
-                    // error here, not a profile that silently never matches.
-                    for (std::size_t i = 0; i < l->size(); ++i) {
-                        const auto& g = (*l)[i];
-                        const auto* arr = v.as_array();
-                        const SourceLoc gloc =
-                            arr && i < arr->size() ? loc_of((*arr)[i].source(), file) : vloc;
-                        if (auto bytes = unescape_name(g); !bytes)
-                            return invalid(gloc, what + ": " + bytes.error().message);
-                        if (!valid_name_or_altname(g))
-                            return invalid(gloc, what + ": " + quote(g) +
-                                                     " is not an interface name or glob (1 to 127 "
-                                                     "bytes, no '/' or whitespace)");
-                    }
-                    out.match.interfaces = *l;
-                }
-                break;
-            }
-            case Section::Driver:
-                if (key == "min_version") {
-                    auto s = string_value(v, vloc, what);
-                    if (!s) return std::unexpected(s.error());
-                    out.driver.min_version = *s;
-                } else {
-                    auto l = string_list(v, vloc, what);
-                    if (!l) return std::unexpected(l.error());
-                    out.driver.bad_versions = *l;
-                }
-                break;
-            case Section::Tuned: {
-                auto s = string_value(v, vloc, what);
-                if (!s) return std::unexpected(s.error());
-                if (!valid_tuned_profile_name(*s))
-                    return invalid(vloc, what + ": " + quote(*s) + " is not a tuned profile name");
-                out.tuned_profile = *s;
-                out.tuned_loc = vloc;
-                break;
-            }
-            default:
-                break;
-        }
+        const std::string key(kp->str());
+        const SourceLoc kloc = loc_of(kp->source(), file);
+        const SourceLoc vloc = loc_of(vp->source(), file);
+        auto r = sec == Section::Features       ? parse_feature(key, *vp, kloc, vloc, opts, out)
+                 : sec == Section::PrivateFlags ? parse_private_flag(key, *vp, kloc, vloc, out)
+                                                : parse_device_key(sec, key, *vp, kloc, vloc, out);
+        if (!r) return r;
     }
     return {};
 }
@@ -513,20 +581,15 @@ Result<void> check_feature_overlaps(const Profile& p, const ParseOptions& opts) 
 
 }  // namespace
 
+std::vector<std::string_view> section_keys(Section sec) {
+    const auto* keys = keys_of(sec);
+    return keys ? tomlutil::row_names(*keys) : std::vector<std::string_view>{};
+}
+
 Result<Profile> parse(std::string_view text, const std::string& file, const ParseOptions& opts) {
-    if (text.find('\0') != std::string_view::npos) {
-        // toml++ would stop at the NUL; say what the file is instead.
-        auto nl = std::count(text.begin(),
-                             text.begin() + static_cast<std::ptrdiff_t>(text.find('\0')), '\n');
-        return invalid(SourceLoc{file, static_cast<uint32_t>(nl + 1), 1},
-                       "file contains a NUL byte: not a text profile");
-    }
-    toml::table root;
-    try {
-        root = toml::parse(text, std::string_view(file));
-    } catch (const toml::parse_error& e) {
-        return invalid(loc_of(e.source(), file), std::string(e.description()));
-    }
+    auto doc = tomlutil::parse_document(text, file, "profile");
+    if (!doc) return std::unexpected(std::move(doc.error()));
+    const toml::table& root = *doc;
     Profile out;
     out.file = file;
     for (const auto& [kp, vp] : tomlutil::in_file_order(root)) {
@@ -710,46 +773,34 @@ Result<Profile> Store::load_recursive(std::string_view name, std::vector<std::st
     return merged;
 }
 
+namespace {
+
+// Each of `over`'s requests replaces base's of the same name, or is added.
+template <class T, class Name>
+void merge_named(std::vector<T>& base, const std::vector<T>& over, Name T::*name) {
+    for (const auto& x : over) {
+        auto it = std::ranges::find(base, x.*name, name);
+        if (it != base.end())
+            *it = x;
+        else
+            base.push_back(x);
+    }
+}
+
+}  // namespace
+
 void merge_into(Profile& base, const Profile& over) {
     for (std::size_t i = 0; i < kKeyCount; ++i)
         if (over.settings[i]) base.settings[i] = over.settings[i];
-    for (const auto& f : over.features) {
-        auto it = std::find_if(base.features.begin(), base.features.end(),
-                               [&](const FeatureRequest& b) { return b.name == f.name; });
-        if (it != base.features.end())
-            *it = f;
-        else
-            base.features.push_back(f);
-    }
-    for (const auto& s : over.sysctl) {
-        auto it = std::find_if(base.sysctl.begin(), base.sysctl.end(),
-                               [&](const SysctlRequest& b) { return b.name == s.name; });
-        if (it != base.sysctl.end())
-            *it = s;
-        else
-            base.sysctl.push_back(s);
-    }
-    for (const auto& f : over.private_flags) {
-        auto it = std::find_if(base.private_flags.begin(), base.private_flags.end(),
-                               [&](const PrivateFlagRequest& b) { return b.name == f.name; });
-        if (it != base.private_flags.end())
-            *it = f;
-        else
-            base.private_flags.push_back(f);
-    }
+    merge_named(base.features, over.features, &FeatureRequest::name);
+    merge_named(base.sysctl, over.sysctl, &SysctlRequest::name);
+    merge_named(base.private_flags, over.private_flags, &PrivateFlagRequest::name);
     if (over.rps_cpus) base.rps_cpus = over.rps_cpus;
     if (over.rps_flow_cnt) base.rps_flow_cnt = over.rps_flow_cnt;
     if (over.xps_cpus) base.xps_cpus = over.xps_cpus;
     // [rss]
     if (over.rss_queues) base.rss_queues = over.rss_queues;
-    for (const auto& h : over.rss_hash) {
-        auto it = std::find_if(base.rss_hash.begin(), base.rss_hash.end(),
-                               [&](const RssHashRequest& b) { return b.flow == h.flow; });
-        if (it != base.rss_hash.end())
-            *it = h;
-        else
-            base.rss_hash.push_back(h);
-    }
+    merge_named(base.rss_hash, over.rss_hash, &RssHashRequest::flow);
     if (over.irq) base.irq = over.irq;
     if (over.tuned_profile) {
         base.tuned_profile = over.tuned_profile;

@@ -30,6 +30,11 @@ struct ParseOptions {
     const FeatureNames* runtime_features = nullptr;
 };
 
+// The keys of a section that has a table of them ([profile], [match],
+// [driver], [tuned], [rps], [xps], [rss], [irq]), in the table's order; empty
+// for the device sections (the schema's keys) and the open ones.
+std::vector<std::string_view> section_keys(Section sec);
+
 // Parses one profile document; includes are recorded, not resolved.
 Result<Profile> parse(std::string_view text, const std::string& file,
                       const ParseOptions& opts = {});

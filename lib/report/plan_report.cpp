@@ -22,6 +22,9 @@ void write_error(JsonWriter& w, const Error& e) {
     w.field("code", errc_name(e.code));
     w.field("errno", e.sys_errno);
     w.field("context", e.context);
+    // Only when the error is about one (old readers see the same object).
+    if (!e.interface.empty()) w.field("interface", e.interface);
+    if (!e.setting.empty()) w.field("setting", e.setting);
     w.field("message", e.message);
     w.key("kernel_message");
     if (e.kernel_message.empty())

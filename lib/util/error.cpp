@@ -80,6 +80,17 @@ Error Error::within(std::string_view outer) && {
     return std::move(*this);
 }
 
+Error Error::within_interface(std::string_view name) && {
+    if (interface.empty()) interface = name;
+    return std::move(*this).within(name);
+}
+
+Error Error::about(std::string_view interface_name, std::string_view setting_path) && {
+    if (!interface_name.empty()) interface = interface_name;
+    if (!setting_path.empty()) setting = setting_path;
+    return std::move(*this);
+}
+
 std::unexpected<Error> fail_errno(int err, std::string context, Errc code) {
     if (err == ENODEV) code = Errc::NoSuchInterface;
     if (err == EPERM || err == EACCES) code = Errc::PermissionDenied;

@@ -55,6 +55,11 @@ struct Error {
     std::string context;         // "p4p1: rings.rx=8192: set" or "file:line:column"
     std::string message;         // human sentence, no trailing period
     std::string kernel_message;  // extack text from the kernel, if any
+    // What the error is about, as fields of their own (the JSON error
+    // object's "interface" and "setting"), so that no caller has to take
+    // them out of `context`; "" when it is about no interface or setting.
+    std::string interface = {};  // in the text form of names ("p4p1")
+    std::string setting = {};    // a profile key's path ("rings.rx", "sysctl.net.core.somaxconn")
 
     // "context: message (kernel: extack)"
     [[nodiscard]] std::string str() const;
@@ -63,8 +68,13 @@ struct Error {
     // i.e. nothing was changed and exit status 2 applies.
     [[nodiscard]] bool is_user_error() const;
 
-    // Prefix the context, e.g. with the interface name: "p4p1: " + context.
+    // Prefix the context, e.g. with a step: "link events: " + context.
     [[nodiscard]] Error within(std::string_view outer) &&;
+    // The same with an interface's name, which also becomes `interface`
+    // unless the error already names one.
+    [[nodiscard]] Error within_interface(std::string_view name) &&;
+    // Names what the error is about; an empty argument leaves that field as it is.
+    [[nodiscard]] Error about(std::string_view interface, std::string_view setting = {}) &&;
 };
 
 template <class T>
@@ -72,6 +82,13 @@ using Result = std::expected<T, Error>;
 
 inline std::unexpected<Error> fail(Errc code, std::string context, std::string message) {
     return std::unexpected(Error{code, 0, std::move(context), std::move(message), {}});
+}
+
+// An error about one interface: its name is the context and `interface`
+// ("nt9: no such interface").
+inline std::unexpected<Error> fail_on(Errc code, const std::string& interface,
+                                      std::string message) {
+    return std::unexpected(Error{code, 0, interface, std::move(message), {}, interface, {}});
 }
 
 // An error from a failed system call; message is strerror(err).

@@ -18,13 +18,8 @@ using tomlutil::did_you_mean;
 using tomlutil::in_file_order;
 using tomlutil::invalid;
 using tomlutil::loc_of;
+using tomlutil::string_value;
 using tomlutil::type_name;
-using Entry = tomlutil::Entry;
-
-Result<std::string> string_value(const toml::node& n, const SourceLoc& loc, std::string_view what) {
-    if (auto s = n.as_string()) return s->get();
-    return invalid(loc, std::string(what) + ": expected a string, got " + type_name(n));
-}
 
 Result<std::string> absolute_path(const toml::node& n, const SourceLoc& loc,
                                   std::string_view what) {
@@ -168,14 +163,19 @@ Result<void> bind_min_gbps(const toml::node& v, const SourceLoc& loc, Binding& b
     return {};
 }
 
-Result<void> bind_confirm_timeout(const toml::node& v, const SourceLoc& loc, Binding& b) {
+// 1..3600 seconds, a whole number.
+Result<uint32_t> seconds(const toml::node& v, const SourceLoc& loc, std::string_view what) {
     auto i = v.as_integer();
-    if (!i)
-        return invalid(loc,
-                       std::string("bind.confirm_timeout: expected seconds, got ") + type_name(v));
+    if (!i) return invalid(loc, std::string(what) + ": expected seconds, got " + type_name(v));
     if (i->get() < 1 || i->get() > 3600)
-        return invalid(loc, "bind.confirm_timeout: must be 1..3600 seconds");
-    b.confirm_timeout = static_cast<uint32_t>(i->get());
+        return invalid(loc, std::string(what) + ": must be 1..3600 seconds");
+    return static_cast<uint32_t>(i->get());
+}
+
+Result<void> bind_confirm_timeout(const toml::node& v, const SourceLoc& loc, Binding& b) {
+    auto s = seconds(v, loc, "bind.confirm_timeout");
+    if (!s) return std::unexpected(s.error());
+    b.confirm_timeout = *s;
     return {};
 }
 
@@ -248,13 +248,9 @@ Result<void> daemon_metrics_dir(const toml::node& v, const SourceLoc& loc, const
 
 Result<void> daemon_placement_check_interval(const toml::node& v, const SourceLoc& loc,
                                              const std::string&, DaemonConfig& cfg) {
-    auto i = v.as_integer();
-    if (!i)
-        return invalid(loc, std::string("daemon.placement_check_interval: expected seconds, got ") +
-                                type_name(v));
-    if (i->get() < 1 || i->get() > 3600)
-        return invalid(loc, "daemon.placement_check_interval: must be 1..3600 seconds");
-    cfg.placement_check_interval = static_cast<uint32_t>(i->get());
+    auto s = seconds(v, loc, "daemon.placement_check_interval");
+    if (!s) return std::unexpected(s.error());
+    cfg.placement_check_interval = *s;
     return {};
 }
 
@@ -272,48 +268,25 @@ constexpr DaemonKey kDaemonKeys[] = {
 
 constexpr std::string_view kSections[] = {"daemon", "bind"};
 
-template <class Table>
-std::vector<std::string_view> names_of(const Table& table) {
-    std::vector<std::string_view> out;
-    for (const auto& k : table)
-        out.push_back(k.name);
-    return out;
-}
-
-template <class T, std::size_t N>
-const T* find_key(const T (&table)[N], std::string_view name) {
-    auto it = std::find_if(std::begin(table), std::end(table),
-                           [&](const T& k) { return k.name == name; });
-    return it == std::end(table) ? nullptr : &*it;
-}
-
 Result<void> parse_daemon(const toml::table& t, const std::string& file, DaemonConfig& cfg) {
-    for (const auto& [k, v] : in_file_order(t)) {
-        const std::string key(k->str());
-        const auto* dk = find_key(kDaemonKeys, key);
-        if (!dk)
-            return invalid(loc_of(k->source(), file), "unknown key " + quote(key) + " in [daemon]" +
-                                                          did_you_mean(key, names_of(kDaemonKeys)));
-        if (auto r = dk->parse(*v, loc_of(v->source(), file), file, cfg); !r) return r;
-    }
-    return {};
+    return tomlutil::for_each_key(t, file, kDaemonKeys, "[daemon]",
+                                  [&](const DaemonKey& row, const toml::key&, const toml::node& v) {
+                                      return row.parse(v, loc_of(v.source(), file), file, cfg);
+                                  });
 }
 
 Result<Binding> parse_binding(const toml::table& t, const std::string& file) {
     Binding b;
     b.loc = loc_of(t.source(), file);
     std::optional<SourceLoc> check_key;  // where min_gbps or confirm_timeout was
-    for (const auto& [k, v] : in_file_order(t)) {
-        const std::string key(k->str());
-        const auto* bk = find_key(kBindKeys, key);
-        if (!bk)
-            return invalid(loc_of(k->source(), file), "unknown key " + quote(key) + " in [[bind]]" +
-                                                          did_you_mean(key, names_of(kBindKeys)));
-        if (auto r = bk->parse(*v, loc_of(v->source(), file), b); !r)
-            return std::unexpected(r.error());
-        if ((key == "min_gbps" || key == "confirm_timeout") && !check_key)
-            check_key = loc_of(k->source(), file);
-    }
+    auto keys = tomlutil::for_each_key(
+        t, file, kBindKeys, "[[bind]]",
+        [&](const BindKey& row, const toml::key& k, const toml::node& v) {
+            if ((row.name == "min_gbps" || row.name == "confirm_timeout") && !check_key)
+                check_key = loc_of(k.source(), file);
+            return row.parse(v, loc_of(v.source(), file), b);
+        });
+    if (!keys) return std::unexpected(keys.error());
     if (b.profile.empty()) return invalid(b.loc, "[[bind]] has no profile");
     if (check_key && !b.verify_peer)
         return invalid(*check_key,
@@ -348,8 +321,8 @@ Result<void> parse_bindings(const toml::node& v, const SourceLoc& vloc, const st
 }  // namespace
 
 std::vector<std::string_view> config_keys(std::string_view section) {
-    if (section == "daemon") return names_of(kDaemonKeys);
-    if (section == "bind") return names_of(kBindKeys);
+    if (section == "daemon") return tomlutil::row_names(kDaemonKeys);
+    if (section == "bind") return tomlutil::row_names(kBindKeys);
     return {};
 }
 
@@ -391,21 +364,9 @@ const Binding* DaemonConfig::binding_for(const Identity& id) const {
 }
 
 Result<DaemonConfig> parse_config(std::string_view text, const std::string& file) {
-    if (auto nul = text.find('\0'); nul != std::string_view::npos) {
-        // toml++ would stop at the NUL; say what the file is instead.
-        const auto before = text.substr(0, nul);
-        const auto line = std::count(before.begin(), before.end(), '\n') + 1;
-        const auto line_start = before.rfind('\n');
-        const auto column = line_start == std::string_view::npos ? nul + 1 : nul - line_start;
-        return invalid(SourceLoc{file, static_cast<uint32_t>(line), static_cast<uint32_t>(column)},
-                       "file contains a NUL byte: not a text configuration file");
-    }
-    toml::table root;
-    try {
-        root = toml::parse(text, std::string_view(file));
-    } catch (const toml::parse_error& e) {
-        return invalid(loc_of(e.source(), file), std::string(e.description()));
-    }
+    auto doc = tomlutil::parse_document(text, file, "configuration file");
+    if (!doc) return std::unexpected(std::move(doc.error()));
+    const toml::table& root = *doc;
 
     DaemonConfig cfg;
     cfg.file = file;

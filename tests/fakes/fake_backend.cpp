@@ -36,7 +36,7 @@ Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& re
             auto* s = nic(n);
             for (auto& x : nics)
                 if (!s && std::ranges::find(x.id.altnames, n) != x.id.altnames.end()) s = &x;
-            if (!s) return fail(Errc::NoSuchInterface, n, "no such interface");
+            if (!s) return fail_on(Errc::NoSuchInterface, n, "no such interface");
             out.push_back(*s);
         }
     }
@@ -78,7 +78,7 @@ Result<void> FakeBackend::set_device(const NicRef& ref, Section section,
     if (fail_set && fail_set(ref.name, section))
         return std::unexpected(Error{Errc::Kernel, EINVAL, ref.name, "Invalid argument", ""});
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "No such device");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "No such device");
     for (const auto& [k, v] : values) {
         if (key_info(k).section != section)
             return fail(Errc::Internal, ref.name, "key in the wrong section");
@@ -110,7 +110,7 @@ Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
                                        std::span<const std::pair<std::size_t, bool>> bits) {
     if (auto r = before_set("set_features " + ref.name); !r) return r;
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "No such device");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "No such device");
     if (!n->features) return fail(Errc::Unsupported, ref.name, "no features");
     for (const auto& [i, on] : bits) {
         auto& fs = *n->features;
@@ -135,7 +135,7 @@ Result<void> FakeBackend::set_features(const NicRef& ref, uint32_t,
 Result<void> FakeBackend::set_private_flags(const NicRef& ref, std::span<const PrivateFlag> flags) {
     if (auto r = before_set("set_private_flags " + ref.name); !r) return r;
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "no such interface");
     if (!n->private_flags) return fail(Errc::Unsupported, ref.name, "no private flags");
     auto copy = *n->private_flags;
     for (const auto& f : flags) {
@@ -156,7 +156,7 @@ Result<void> FakeBackend::set_queue(const NicRef& ref, Section section, std::siz
                                     std::string_view what, const Scalar& value) {
     if (auto r = before_set("set_queue " + ref.name + " " + std::to_string(queue)); !r) return r;
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "no such interface");
     if (!n->queues) return fail(Errc::Unsupported, ref.name, "no queues");
     const auto* text = std::get_if<std::string>(&value);
     const auto* num = std::get_if<uint64_t>(&value);
@@ -175,7 +175,7 @@ Result<void> FakeBackend::set_queue(const NicRef& ref, Section section, std::siz
 Result<void> FakeBackend::set_rss(const NicRef& ref, std::string_view what, const Scalar& value) {
     if (auto r = before_set("set_rss " + ref.name + " " + std::string(what)); !r) return r;
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "no such interface");
     const auto* text = std::get_if<std::string>(&value);
     if (!n->rss || !text)
         return std::unexpected(
@@ -209,7 +209,7 @@ Result<void> FakeBackend::set_rss(const NicRef& ref, std::string_view what, cons
 Result<void> FakeBackend::set_irq_affinity(const NicRef& ref, unsigned irq, std::string_view cpus) {
     if (auto r = before_set("set_irq " + ref.name + " " + std::to_string(irq)); !r) return r;
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "no such interface");
     const std::string context = ref.name + ": irq." + std::to_string(irq) + ".cpus: set";
     if (std::find(managed_irqs.begin(), managed_irqs.end(), irq) != managed_irqs.end()) {
         Error e{Errc::Unsupported,
@@ -234,7 +234,7 @@ Result<void> FakeBackend::set_irq_affinity(const NicRef& ref, unsigned irq, std:
 Result<void> FakeBackend::set_irqbalance_banned(const NicRef& ref, std::string_view irqs) {
     if (auto r = before_set("set_irqbalance " + ref.name); !r) return r;
     NicState* n = by_index(ref.ifindex);
-    if (!n) return fail(Errc::NoSuchInterface, ref.name, "no such interface");
+    if (!n) return fail_on(Errc::NoSuchInterface, ref.name, "no such interface");
     if (!n->irq || !n->irq->irqbalance || !n->irq->irqbalance->banned)
         return fail(Errc::Unsupported, ref.name, "irqbalance is not running");
     auto wanted = parse_cpulist(irqs);

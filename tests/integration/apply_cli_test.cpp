@@ -146,6 +146,9 @@ TEST_F(ApplyCli, AKernelRefusalAfterEarlierStepsRollsEverythingBack) {
     EXPECT_NE(j.at("error").at("text").get<std::string>().find("mv0: link.mtu=9000: set"),
               std::string::npos)
         << j.at("error").dump();
+    // What it is about, as fields (issue 16 §5), also on the failed step.
+    EXPECT_EQ(j.at("error").value("interface", ""), "mv0") << j.at("error").dump();
+    EXPECT_EQ(j.at("error").value("setting", ""), "link.mtu") << j.at("error").dump();
     ASSERT_FALSE(j.at("rollback").empty());
     for (const auto& x : j.at("rollback"))
         EXPECT_TRUE(x.at("ok").get<bool>()) << x.dump();
@@ -179,6 +182,46 @@ TEST_F(ApplyCli, AValueAboveTheDeviceLimitIsRefusedBeforeAnyChange) {
     EXPECT_NE(r.out.find("nothing was changed"), std::string::npos) << r.out;
     EXPECT_EQ(snapshot(), before);
     EXPECT_FALSE(fs::exists(dir_ / "state" / "interfaces" / "nt0.json"));
+
+    // The JSON result's error names the step the plan refused.
+    auto j = ctl({"--direct", "apply", "too-many", "nt0", "--json"});
+    EXPECT_EQ(j.status, 2) << j.out << j.err;
+    auto e = parse_json(j.out).at("error");
+    EXPECT_EQ(e.at("code"), "InvalidArgument") << e.dump();
+    EXPECT_EQ(e.value("interface", ""), "nt0") << e.dump();
+    EXPECT_EQ(e.value("setting", ""), "channels.rx") << e.dump();
+    EXPECT_EQ(snapshot(), before);
+}
+
+// An error before there is any result (an unknown interface, a bad value in
+// the profile) is one JSON object too with --json, naming what it is about;
+// the line on stderr stays for people.
+TEST_F(ApplyCli, WithJsonAnErrorBeforeAnyResultIsAnObjectThatNamesItsInterfaceAndSetting) {
+    const std::string before = snapshot();
+    auto r = ctl({"--direct", "apply", "jumbo-lab", "nt9", "--json"});
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("nictunectl: nt9: no such interface"), std::string::npos) << r.err;
+    auto e = parse_json(r.out).at("error");
+    EXPECT_EQ(e.at("code"), "NoSuchInterface") << e.dump();
+    EXPECT_EQ(e.value("interface", ""), "nt9") << e.dump();
+    EXPECT_FALSE(e.contains("setting")) << e.dump();
+    EXPECT_EQ(e.at("text"), "nt9: no such interface");
+
+    profile("too-big", "[link]\nmtu = 70000\n");
+    auto bad = ctl({"--direct", "apply", "too-big", "nt0", "--json"});
+    EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+    auto b = parse_json(bad.out).at("error");
+    EXPECT_EQ(b.at("code"), "InvalidProfile") << b.dump();
+    EXPECT_EQ(b.value("setting", ""), "link.mtu") << b.dump();
+    EXPECT_FALSE(b.contains("interface")) << b.dump();
+    EXPECT_NE(b.at("context").get<std::string>().find("too-big.toml:2:7"), std::string::npos)
+        << b.dump();
+
+    // diff (plan) answers the same way.
+    auto d = ctl({"--direct", "diff", "jumbo-lab", "nt9", "--json"});
+    EXPECT_EQ(d.status, 2) << d.out << d.err;
+    EXPECT_EQ(parse_json(d.out).at("error").value("interface", ""), "nt9") << d.out;
+    EXPECT_EQ(snapshot(), before);
 }
 
 TEST_F(ApplyCli, BadProfilesGetFileLineColumnAndChangeNothing) {

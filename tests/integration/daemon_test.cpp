@@ -218,6 +218,27 @@ TEST_F(DaemonTest, NamedErrorsReachTheCaller) {
     EXPECT_EQ(ctl({"status"}).status, 0);
 }
 
+// What an error is about travels in the report's JSON (issue 16 §5): the
+// same "interface" and "setting" as a --direct run gives.
+TEST_F(DaemonTest, ARefusedApplyNamesItsInterfaceAndSettingInTheReport) {
+    write("profiles/huge.toml", "[link]\nmtu = 9000\n[channels]\nrx = 4096\n");
+    auto r = ctl({"apply", "huge", "xt0", "--json"});
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    auto e = parse_json(r.out).at("error");
+    EXPECT_EQ(e.value("interface", ""), "xt0") << e.dump();
+    EXPECT_EQ(e.value("setting", ""), "channels.rx") << e.dump();
+    EXPECT_NE(mtu("xt0"), 9000U) << "a refused plan changes nothing";
+    // An error nictuned raises crosses the bus as its name and text: with
+    // --json it is still one object, with the code.
+    auto u = ctl({"apply", "small", "nosuch0", "--json"});
+    EXPECT_EQ(u.status, 2) << u.out << u.err;
+    auto ue = parse_json(u.out).at("error");
+    EXPECT_EQ(ue.at("code"), "NoSuchInterface") << ue.dump();
+    EXPECT_NE(ue.at("text").get<std::string>().find("nosuch0: no such interface"),
+              std::string::npos)
+        << ue.dump();
+}
+
 TEST_F(DaemonTest, AnUnprivilegedCallerMayAuditButNotApply) {
     auto audit = ctl({"audit", "xt0", "--json"}, "65534");
     EXPECT_TRUE(audit.status == 0 || audit.status == 1) << audit.err;

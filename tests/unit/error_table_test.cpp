@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dbus/client.hpp"
+#include "report/plan_report.hpp"
 #include "util/error.hpp"
 
 namespace nictune {
@@ -61,6 +62,56 @@ TEST(ErrorTable, UserErrorsAreExitTwoAndNothingElseIs) {
     }
     EXPECT_TRUE(errc_info(Errc::NoSuchProfile).user_error);
     EXPECT_FALSE(errc_info(Errc::Busy).user_error);
+}
+
+// Issue 16 §5: what an error is about is a field of its own, not only a
+// part of the context string.
+TEST(ErrorFields, AnErrorAboutAnInterfaceNamesItAsAField) {
+    auto e = fail_on(Errc::NoSuchInterface, "nt9", "no such interface").error();
+    EXPECT_EQ(e.interface, "nt9");
+    EXPECT_EQ(e.setting, "");
+    EXPECT_EQ(e.str(), "nt9: no such interface") << "the text stays as it was";
+}
+
+TEST(ErrorFields, WithinAnInterfacePrefixesTheContextAndKeepsAnInterfaceAlreadyNamed) {
+    Error e = fail(Errc::Kernel, "link", "Invalid argument").error();
+    e = std::move(e).within_interface("p4p1");
+    EXPECT_EQ(e.context, "p4p1: link");
+    EXPECT_EQ(e.interface, "p4p1");
+    // An alternative name the caller used prefixes the text, the device's
+    // own name found below stays the field.
+    e = std::move(e).within_interface("altname0");
+    EXPECT_EQ(e.context, "altname0: p4p1: link");
+    EXPECT_EQ(e.interface, "p4p1");
+    // within() is for steps, not interfaces.
+    Error s = std::move(fail(Errc::Io, "", "gone").error()).within("link events");
+    EXPECT_EQ(s.interface, "");
+}
+
+TEST(ErrorFields, AboutSetsOnlyWhatItIsGiven) {
+    Error e = fail(Errc::Kernel, "p4p1: rings.rx=8192: set", "Invalid argument").error();
+    e = std::move(e).about("p4p1", "rings.rx");
+    EXPECT_EQ(e.interface, "p4p1");
+    EXPECT_EQ(e.setting, "rings.rx");
+    e = std::move(e).about("", "rings.tx");
+    EXPECT_EQ(e.interface, "p4p1");
+    EXPECT_EQ(e.setting, "rings.tx");
+    EXPECT_EQ(e.context, "p4p1: rings.rx=8192: set");
+}
+
+TEST(ErrorFields, TheJsonObjectHasInterfaceAndSettingOnlyWhenTheErrorNamesThem) {
+    Error e{Errc::Kernel, 22, "p4p1: rings.rx=8192: set", "Invalid argument", "too big"};
+    auto plain = report::error_json(e);
+    EXPECT_FALSE(plain.contains("interface")) << plain.dump();
+    EXPECT_FALSE(plain.contains("setting")) << plain.dump();
+    e = std::move(e).about("p4p1", "rings.rx");
+    auto j = report::error_json(e);
+    EXPECT_EQ(j.at("interface"), "p4p1");
+    EXPECT_EQ(j.at("setting"), "rings.rx");
+    EXPECT_EQ(j.at("code"), "Kernel");
+    EXPECT_EQ(j.at("errno"), 22);
+    EXPECT_EQ(j.at("context"), "p4p1: rings.rx=8192: set");
+    EXPECT_EQ(j.at("text"), "p4p1: rings.rx=8192: set: Invalid argument (kernel: too big)");
 }
 
 }  // namespace

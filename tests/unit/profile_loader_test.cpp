@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -183,6 +184,76 @@ TEST(ProfileParser, RejectsNulBytesAndGarbage) {
     std::string garbage("[link]\nmtu = 1500\n\0\x01\x02", 21);
     EXPECT_EQ(error_of(garbage), "p.toml:3:1: file contains a NUL byte: not a text profile");
     EXPECT_NE(error_of("\xff\xfe\x80garbage"), "(no error)");
+}
+
+// The sections with a table of keys (issue 16 §5): the same texts as when
+// each branched on key strings, and every key of the table documented.
+TEST(ProfileParser, KeyedSectionsNameTheKeyAndThePlace) {
+    EXPECT_EQ(error_of("[profile]\npriority = 2000\n"),
+              "p.toml:2:12: profile.priority: 2000 is out of range 0..1000");
+    EXPECT_EQ(error_of("[profile]\ndescriptio = \"x\"\n"),
+              "p.toml:2:1: unknown key 'descriptio' in [profile]; did you mean 'description'?");
+    EXPECT_EQ(error_of("[tuned]\nprofile = 5\n"),
+              "p.toml:2:11: tuned.profile: expected a string, got an integer");
+    EXPECT_EQ(error_of("[driver]\nbad_versions = [1]\n"),
+              "p.toml:2:17: driver.bad_versions: expected strings in the array, got an integer");
+    EXPECT_EQ(error_of("[xps]\ncpus = \"0-1\"\npolicy = \"off\"\n"),
+              "p.toml:3:1: xps: give cpus or policy, not both");
+    EXPECT_EQ(error_of("[irq]\ncpus = \"0\"\npolicy = \"all\"\n"),
+              "p.toml:3:1: irq: give policy or cpus, not both");
+    EXPECT_EQ(error_of("[rss]\nqueue = 4\n"),
+              "p.toml:2:1: unknown key 'queue' in [rss]; did you mean 'queues'?");
+    EXPECT_EQ(error_of("[rss]\nhash = 1\n"),
+              "p.toml:2:8: rss.hash: expected a table ([rss.hash] tcp4 = \"sdfn\"), got an "
+              "integer");
+}
+
+TEST(ProfileParser, EveryKeyOfASectionTableIsASchemaKeyAndTheOtherWayRound) {
+    std::size_t keyed = 0;
+    for (const auto& m : meta_keys()) {
+        if (m.name.starts_with('<')) continue;  // open sections: names, not keys
+        const auto keys = section_keys(m.section);
+        // "hash.<flow>" is the key "hash", a table of flows.
+        const auto name = m.name.substr(0, m.name.find('.'));
+        EXPECT_NE(std::ranges::find(keys, name), keys.end())
+            << section_info(m.section).name << "." << m.name << " has no parser";
+        ++keyed;
+    }
+    std::size_t parsers = 0;
+    for (const auto& sec : sections()) {
+        for (auto k : section_keys(sec.id)) {
+            ++parsers;
+            EXPECT_TRUE(find_meta_key(sec.id, k) ||
+                        find_meta_key(sec.id, std::string(k) + ".<flow>"))
+                << sec.name << "." << k << " is parsed but not in the schema";
+        }
+    }
+    EXPECT_EQ(keyed, parsers);
+    EXPECT_TRUE(section_keys(Section::Link).empty()) << "device keys are the schema's";
+}
+
+// What an error is about is a field as well (the JSON error's "setting"):
+// the key whose value is wrong, none for a key that does not exist.
+TEST(ProfileParser, AnErrorAboutAValueNamesItsSetting) {
+    auto setting_of = [](const std::string& text) {
+        auto r = parse(text, "p.toml");
+        return r ? std::string("(no error)") : r.error().setting;
+    };
+    EXPECT_EQ(setting_of("[link]\nmtu = 70000\n"), "link.mtu");
+    EXPECT_EQ(setting_of("[rings]\nrx_max = 4096\n"), "rings.rx_max");
+    EXPECT_EQ(setting_of("[features]\ngro = 1\n"), "features.gro");
+    EXPECT_EQ(setting_of("[private_flags]\nlegacy-rx = \"y\"\n"), "private_flags.legacy-rx");
+    EXPECT_EQ(setting_of("[sysctl]\n\"net.core.somaxconn\" = [1, \"a\"]\n"),
+              "sysctl.net.core.somaxconn");
+    EXPECT_EQ(setting_of("[irq]\npolicy = \"near\"\n"), "irq.policy");
+    EXPECT_EQ(setting_of("[profile]\npriority = 2000\n"), "profile.priority");
+    EXPECT_EQ(setting_of("[link]\nmtuu = 9000\n"), "");
+    EXPECT_EQ(setting_of("[features]\nturbo = true\n"), "");
+    EXPECT_EQ(setting_of("[rss]\nqueue = 4\n"), "");
+    auto r = parse("[link]\nmtu = 70000\n", "p.toml");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().interface, "");
+    EXPECT_EQ(r.error().context, "p.toml:2:7") << "the position stays the context";
 }
 
 TEST(ProfileParser, RejectsAProfileThatSetsNothing) {

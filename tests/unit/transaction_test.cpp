@@ -375,8 +375,34 @@ TEST_F(TransactionTest, KeepGoingAppliesTheRestAndReportsPartial) {
     auto r = apply_plan(be, store, plan_for(profile_of("all", kEverything), {"p4p1"}), o);
     EXPECT_EQ(r.result, TxResult::Partial);
     EXPECT_EQ(step(r, "rings.rx").outcome, Outcome::Failed);
+    ASSERT_TRUE(step(r, "rings.rx").error);
+    EXPECT_EQ(step(r, "rings.rx").error->interface, "p4p1");
+    EXPECT_EQ(step(r, "rings.rx").error->setting, "rings.rx");
     EXPECT_EQ(step(r, "link.mtu").outcome, Outcome::Applied);
     EXPECT_TRUE(r.rollback.empty());
+}
+
+// Issue 16 §5: the step that failed names its interface and setting as
+// fields (the JSON error's "interface" and "setting"), whichever write it is.
+TEST_F(TransactionTest, AFailedWriteNamesItsInterfaceAndSettingAsFields) {
+    const auto p = profile_of("all", kEverything);
+    for (int k = 1; k <= 8; ++k) {
+        SCOPED_TRACE("failing SET #" + std::to_string(k));
+        TearDown();
+        SetUp();
+        be.fail_call(k, EINVAL, "value out of range");
+        StateStore store(dir_);
+        auto r = apply_plan(be, store, plan_for(p, {"p4p1"}), {});
+        ASSERT_TRUE(r.error);
+        const std::string setting = r.error->setting;
+        ASSERT_FALSE(setting.empty()) << r.error->str();
+        const StepResult& failed = step(r, setting);
+        EXPECT_EQ(failed.outcome, Outcome::Failed);
+        ASSERT_TRUE(failed.error);
+        EXPECT_EQ(failed.error->setting, setting);
+        const bool system = setting.starts_with("sysctl.") || setting.starts_with("tuned.");
+        EXPECT_EQ(r.error->interface, system ? "" : "p4p1") << setting;
+    }
 }
 
 TEST_F(TransactionTest, AcceptsAValueTheDriverAdjusts) {
@@ -396,6 +422,9 @@ TEST_F(TransactionTest, AValueThatDoesNotTakeEffectFailsAndRollsBack) {
         plan_for(profile_of("p", "[link]\nmtu = 9000\n[coalesce]\nrx_usecs = 50\n"), {"p4p1"}), {});
     EXPECT_EQ(r.result, TxResult::RolledBack);
     EXPECT_EQ(step(r, "coalesce.rx_usecs").outcome, Outcome::Failed);
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->interface, "p4p1");
+    EXPECT_EQ(r.error->setting, "coalesce.rx_usecs");
     EXPECT_EQ(be.nic("p4p1")->values.get(Key::LinkMtu), 1500U);
 }
 
@@ -407,6 +436,9 @@ TEST_F(TransactionTest, ARefusedPlanChangesNothing) {
     EXPECT_EQ(r.result, TxResult::Refused);
     ASSERT_EQ(r.refusals.size(), 1U);
     EXPECT_EQ(r.refusals[0], "p4p1: link.mtu = 9800: the device accepts MTU 68..9710");
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->interface, "p4p1");
+    EXPECT_EQ(r.error->setting, "link.mtu");
     EXPECT_TRUE(be.calls.empty());
     EXPECT_FALSE(fs::exists(dir_ / "interfaces" / "p4p1.json"));
 }
@@ -527,6 +559,7 @@ TEST_F(TransactionTest, ABatchRollbackAnswersForEachNameOnItsOwn) {
     EXPECT_EQ(rs[0].result, TxResult::Refused);
     ASSERT_TRUE(rs[0].error);
     EXPECT_EQ(rs[0].error->code, Errc::NoSuchInterface);
+    EXPECT_EQ(rs[0].error->interface, "p9p9");
     EXPECT_FALSE(fs::exists(dir_ / "locks" / "p9p9.lock")) << "no lock file for a made-up name";
     EXPECT_TRUE(rs[1].nothing_saved);
     EXPECT_EQ(rs[2].result, TxResult::RolledBack);
@@ -590,6 +623,8 @@ TEST_F(TransactionTest, AnInterfaceVanishingMidApplyEndsCleanly) {
     ASSERT_TRUE(r.error);
     EXPECT_EQ(r.error->code, Errc::NoSuchInterface);
     EXPECT_EQ(r.error->context.substr(0, 4), "p4p1");
+    EXPECT_EQ(r.error->interface, "p4p1");
+    EXPECT_FALSE(r.error->setting.empty()) << r.error->str();
 }
 
 TEST_F(TransactionTest, MissingTunedIsUnsupportedNotFatal) {
