@@ -96,9 +96,9 @@ class IrqFiles {
   private:
     IrqRoots roots_;
     // ROOT/irq, opened once: the per-IRQ files are opened relative to it,
-    // two path components to walk instead of the whole path, three times a
-    // placed IRQ (read, write, read back). Empty when it did not open (then
-    // full paths).
+    // two path components to walk instead of the whole path, twice a placed
+    // IRQ (the plan's read; the write and its read-back). Empty when it did
+    // not open (then full paths).
     UniqueFd irq_dir_;
 };
 
