@@ -115,11 +115,40 @@ class TreeBackend final : public nictune::Backend {
     Result<void> set_tuned_profile(const std::string&) override { return {}; }
     Result<void> set_irq_affinity(const nictune::NicRef& nic, unsigned irq,
                                   std::string_view cpus) override {
-        return files_.write_affinity(irq, cpus, nic.name + ": irq." + std::to_string(irq));
+        auto r = files_.write_affinity(irq, cpus, nic.name + ": irq." + std::to_string(irq));
+        if (observing_) seen_.wrote(nic.ifindex, irq, r);
+        if (!r) return std::unexpected(std::move(r.error()));
+        return {};
+    }
+    // As NetlinkBackend observes a transaction's [irq]: the writes' own
+    // read-backs (it has netlink notifications for the rest, none here).
+    bool observe_changes(bool on) override {
+        observing_ += on ? 1 : -1;
+        if (!observing_) seen_.clear();
+        return observing_ > 0;
+    }
+    Observed observed(std::span<const ObserveRequest> wanted) override {
+        Observed out;
+        for (const auto& w : wanted) {
+            auto p = w.sections == nictune::ReadRequest::bit(nictune::Section::Irq)
+                         ? seen_.placement(w.nic.ifindex)
+                         : std::nullopt;
+            if (!p) {
+                out.missing.push_back(w.nic.name);
+                continue;
+            }
+            auto& n = out.nics.emplace_back();
+            n.id.ifindex = w.nic.ifindex;
+            n.id.name = w.nic.name;
+            n.irq = std::move(*p);
+        }
+        return out;
     }
 
   private:
     nictune::sysinfo::IrqFiles files_;
+    nictune::IrqWritesSeen seen_;
+    int observing_ = 0;
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {

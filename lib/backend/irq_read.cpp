@@ -37,4 +37,35 @@ void read_irq_placements(const sysinfo::IrqFiles& files, std::vector<NicState>& 
     }
 }
 
+void IrqWritesSeen::wrote(int ifindex, unsigned irq,
+                          const Result<std::optional<std::string>>& result) {
+    Seen& s = by_ifindex_[ifindex];
+    if (result && !*result) {
+        s.unseen = true;
+        return;
+    }
+    auto [it, fresh] = s.at.try_emplace(irq, s.irqs.size());
+    if (fresh) {
+        s.irqs.push_back(QueueIrq{irq, {}, {}, {}});
+        s.dropped.push_back(false);
+    }
+    s.dropped[it->second] = !result;
+    if (result) s.irqs[it->second].affinity = **result;
+}
+
+void IrqWritesSeen::unseen(int ifindex) {
+    by_ifindex_[ifindex].unseen = true;
+}
+
+std::optional<IrqPlacement> IrqWritesSeen::placement(int ifindex) const {
+    const auto it = by_ifindex_.find(ifindex);
+    if (it == by_ifindex_.end() || it->second.unseen) return std::nullopt;
+    const Seen& s = it->second;
+    IrqPlacement out;
+    out.irqs.reserve(s.irqs.size());
+    for (std::size_t i = 0; i < s.irqs.size(); ++i)
+        if (!s.dropped[i]) out.irqs.push_back(s.irqs[i]);
+    return out;
+}
+
 }  // namespace nictune

@@ -465,9 +465,12 @@ Result<void> NetlinkBackend::set_rss(const NicRef& nic, std::string_view what,
 
 Result<void> NetlinkBackend::set_irq_affinity(const NicRef& nic, unsigned irq,
                                               std::string_view cpus) {
-    return irq_files_.write_affinity(
+    auto r = irq_files_.write_affinity(
         irq, cpus,
         nic.name + ": irq." + std::to_string(irq) + ".cpus=\"" + std::string(cpus) + "\": set");
+    if (observer_) observer_->irqs.wrote(nic.ifindex, irq, r);
+    if (!r) return std::unexpected(std::move(r.error()));
+    return {};
 }
 
 Result<void> NetlinkBackend::set_irqbalance_banned(const NicRef& nic, std::string_view irqs) {
@@ -477,6 +480,7 @@ Result<void> NetlinkBackend::set_irqbalance_banned(const NicRef& nic, std::strin
     if (!wanted) return fail(Errc::InvalidArgument, context, "not a list of IRQs");
     auto bytes = unescape_name(nic.name);
     if (!bytes) return fail(Errc::InvalidArgument, context, bytes.error().message);
+    if (observer_) observer_->irqs.unseen(nic.ifindex);  // the whole section to read back
     return irq_files_.ban_for_interface(*bytes, *wanted, context);
 }
 
@@ -654,17 +658,27 @@ Backend::Observed NetlinkBackend::observed(std::span<const ObserveRequest> wante
     Observed out;
     drain_observer();
     const bool usable = observer_ && !observer_->lost;
+    constexpr uint32_t kIrq = ReadRequest::bit(Section::Irq);
     for (const auto& w : wanted) {
         const Seen* s = nullptr;
-        if (usable)
+        std::optional<IrqPlacement> irqs;  // [irq] as its writes read it back
+        if (usable) {
             if (auto it = observer_->seen.find(w.nic.ifindex); it != observer_->seen.end())
                 s = &it->second;
-        if (!s || s->gone || (s->sections & w.sections) != w.sections) {
+            if (w.sections & kIrq) irqs = observer_->irqs.placement(w.nic.ifindex);
+        }
+        // The rest as notified.
+        const uint32_t notified = irqs ? w.sections & ~kIrq : w.sections;
+        const bool covered =
+            s ? !s->gone && (s->sections & notified) == notified : irqs && notified == 0;
+        if (!covered) {
             out.missing.push_back(w.nic.name);
             continue;
         }
-        out.nics.push_back(s->state);
-        if (out.nics.back().id.name.empty()) out.nics.back().id.name = w.nic.name;
+        NicState& n = out.nics.emplace_back(s ? s->state : NicState{});
+        n.id.ifindex = w.nic.ifindex;
+        if (n.id.name.empty()) n.id.name = w.nic.name;
+        if (irqs) n.irq = std::move(*irqs);
     }
     return out;
 }

@@ -14,6 +14,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/event_source.hpp"
+#include "backend/irq_read.hpp"
 #include "backend/system_health.hpp"
 #include "ethnl/socket.hpp"
 #include "rtnl/link.hpp"
@@ -111,8 +112,9 @@ class NetlinkBackend final : public Backend {
     struct Observer {
         std::unique_ptr<EventSource> events;  // RTNLGRP_LINK and the ethtool monitor
         std::unordered_map<int, Seen> seen;
-        bool lost = false;  // a queue overflowed or a message did not decode
-        int depth = 0;      // nested observe_changes(true)
+        IrqWritesSeen irqs;  // [irq], as its writes read it back
+        bool lost = false;   // a queue overflowed or a message did not decode
+        int depth = 0;       // nested observe_changes(true)
     };
     std::unique_ptr<Observer> observer_;
 

@@ -183,15 +183,17 @@ InterfaceRecord record_for(const InterfacePlan& ip, std::optional<InterfaceRecor
     rec.status = TxStatus::Applying;
     rec.updated_at = tx::unix_now();
     rec.targets.clear();
+    rec.targets.reserve(ip.steps.size());
+    std::vector<SavedValue> first;  // the originals, of the keys not saved before
     for (const auto& s : ip.steps) {
         if (s.kind != StepKind::Change && s.kind != StepKind::Unchanged &&
             s.kind != StepKind::Covered)
             continue;
         std::string path = s.setting.path();
-        if (s.kind == StepKind::Change && !rec.original(path))
-            rec.originals.push_back(SavedValue{path, s.current});
+        if (s.kind == StepKind::Change) first.push_back(SavedValue{path, s.current});
         rec.targets.push_back(SavedValue{std::move(path), s.target});
     }
+    rec.add_originals(std::move(first));
     return rec;
 }
 
@@ -265,8 +267,9 @@ bool write_changes(TxState& s, const ApplyOptions& opts) {
             sr.outcome = Outcome::Unsupported;
             sr.step.note = s.run.errors[i]->message;
             if (s.refs[i].iface != kSystem)
-                std::erase_if(s.records[s.refs[i].iface].targets,
-                              [&](const SavedValue& v) { return v.key == s.writes[i].id.path(); });
+                std::erase_if(
+                    s.records[s.refs[i].iface].targets,
+                    [key = s.writes[i].id.path()](const SavedValue& v) { return v.key == key; });
             continue;
         }
         sr.outcome = Outcome::Failed;

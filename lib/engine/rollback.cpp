@@ -189,11 +189,9 @@ void merge_earlier(Batch& b, std::size_t i, const std::vector<InterfaceRecord>& 
             rec->name = b.names[i];
             continue;
         }
-        std::vector<SavedValue> merged = std::move((*then)->originals);
-        for (auto& v : rec->originals)
-            if (std::ranges::none_of(merged, [&](const SavedValue& m) { return m.key == v.key; }))
-                merged.push_back(std::move(v));
-        rec->originals = std::move(merged);
+        std::vector<SavedValue> later = std::move(rec->originals);
+        rec->originals = std::move((*then)->originals);
+        rec->add_originals(std::move(later));
     }
 }
 

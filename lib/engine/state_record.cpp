@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 #include <utility>
 
 #include "model/value_json.hpp"
@@ -290,6 +291,21 @@ const SavedValue* InterfaceRecord::original(std::string_view key) const {
     const auto it =
         std::ranges::find_if(originals, [&](const SavedValue& v) { return v.key == key; });
     return it == originals.end() ? nullptr : &*it;
+}
+
+void InterfaceRecord::add_originals(std::vector<SavedValue> values) {
+    // Views of the keys in place: `originals` is reserved first, so that
+    // no push_back moves them (a short key lives inside its string).
+    originals.reserve(originals.size() + values.size());
+    std::unordered_set<std::string_view> saved;
+    saved.reserve(originals.size());
+    for (const auto& o : originals)
+        saved.insert(o.key);
+    for (auto& v : values) {
+        if (saved.contains(v.key)) continue;
+        originals.push_back(std::move(v));
+        saved.insert(originals.back().key);
+    }
 }
 
 SystemEntry* SystemRecord::find(std::string_view key) {

@@ -59,6 +59,11 @@ struct InterfaceRecord {
 
     bool operator==(const InterfaceRecord&) const = default;
     [[nodiscard]] const SavedValue* original(std::string_view key) const;
+    // Appends, in order, each of `values` whose key has no original yet
+    // (the first of a key wins); never overwrites one. One pass over both
+    // with an index of the keys: a transaction placing 512 IRQs saves 512
+    // originals, and a search of `originals` per value would be quadratic.
+    void add_originals(std::vector<SavedValue> values);
 };
 
 struct SystemEntry {

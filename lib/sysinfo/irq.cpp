@@ -42,22 +42,29 @@ std::optional<std::string> normalized_list(const std::optional<std::string>& tex
 // open and, as a rule, one read: procfs (seq_file) hands out a file that fits
 // the buffer whole in one read, so a read shorter than the buffer was all of
 // it and no second read has to confirm the end.
-std::optional<std::string> read_irq_file(int dir, const char* path) {
-    const int fd = ::openat(dir, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
+//
+// From offset 0 with pread(2), so that a descriptor just written through
+// reads the same (write_affinity): procfs leaves the offset where it was
+// after a write, a regular file (a test's fixture) moves it past the text.
+std::optional<std::string> read_open_irq_file(int fd) {
     std::string text;
     char buf[4096];
     ssize_t n = 0;
     while (text.size() < 64 * 1024) {
-        n = ::read(fd, buf, sizeof buf);
+        n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         text.append(buf, static_cast<std::size_t>(n));
         if (static_cast<std::size_t>(n) < sizeof buf) break;
     }
-    ::close(fd);
     if (n < 0) return std::nullopt;
     return std::string(detail::trim(text));
+}
+
+std::optional<std::string> read_irq_file(int dir, const char* path) {
+    const UniqueFd fd(::openat(dir, path, O_RDONLY | O_CLOEXEC));
+    if (!fd) return std::nullopt;
+    return read_open_irq_file(fd.get());
 }
 
 // "N/FILE" relative to the open ROOT/irq (or "ROOT/irq/N/FILE" when it did
@@ -288,15 +295,22 @@ IrqPlacement IrqFiles::read_back(std::span<const unsigned> irqs) const {
     return out;
 }
 
-Result<void> IrqFiles::write_affinity(unsigned irq, std::string_view cpulist,
-                                      const std::string& context) const {
+Result<std::optional<std::string>> IrqFiles::write_affinity(unsigned irq, std::string_view cpulist,
+                                                            const std::string& context) const {
     auto cpus = parse_cpulist(cpulist);
     if (!cpus || cpus->empty()) return fail(Errc::InvalidArgument, context, "not a CPU list");
     const std::string text = format_cpulist(*cpus);
     IrqPath path(irq_dir_, roots_.proc);
     // As detail::write_kernel_file, relative to ROOT/irq: no O_CREAT (a gone
-    // IRQ is never a new file), the value in one write(2).
-    UniqueFd fd(::openat(path.dir(), path.file(irq, "smp_affinity_list"), O_WRONLY | O_CLOEXEC));
+    // IRQ is never a new file), the value in one write(2). Opened for
+    // reading too, for the read-back; write-only when that is refused.
+    const char* file = path.file(irq, "smp_affinity_list");
+    UniqueFd fd(::openat(path.dir(), file, O_RDWR | O_CLOEXEC));
+    bool readable = true;
+    if (!fd && errno == EACCES) {
+        readable = false;
+        fd = UniqueFd(::openat(path.dir(), file, O_WRONLY | O_CLOEXEC));
+    }
     if (!fd) {
         const int err = errno;
         if (err == ENOENT || err == ENOTDIR) {
@@ -326,7 +340,8 @@ Result<void> IrqFiles::write_affinity(unsigned irq, std::string_view cpulist,
         return e;
     }
     if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
-    return {};
+    if (!readable) return std::optional<std::string>{};
+    return normalized_list(read_open_irq_file(fd.get()));
 }
 
 std::optional<IrqBalance> IrqFiles::irqbalance() const {

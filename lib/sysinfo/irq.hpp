@@ -70,10 +70,16 @@ class IrqFiles {
     // /proc/interrupts, no affinity file.
     [[nodiscard]] std::vector<unsigned> queue_irqs(std::string_view ifname) const;
 
-    // Writes /proc/irq/N/smp_affinity_list. A managed IRQ (EIO) and a gone
-    // one are Errc::Unsupported, naming the IRQ. `context` names the setting.
-    [[nodiscard]] Result<void> write_affinity(unsigned irq, std::string_view cpulist,
-                                              const std::string& context) const;
+    // Writes /proc/irq/N/smp_affinity_list and reads it back on the same
+    // descriptor: the CPU list the kernel shows from then on (procfs makes
+    // the text at the first read, after the write: the mask set, or the one
+    // pending until the IRQ next fires), in read()'s form; nullopt when the
+    // file could be opened for writing only. One open for both, where a
+    // read-back that opens the file again would be two. A managed IRQ (EIO)
+    // and a gone one are Errc::Unsupported, naming the IRQ. `context` names
+    // the setting.
+    [[nodiscard]] Result<std::optional<std::string>> write_affinity(
+        unsigned irq, std::string_view cpulist, const std::string& context) const;
 
     // The running irqbalance: a process whose comm is "irqbalance", and its
     // socket; banned IRQs asked over the socket. nullopt: not running.
@@ -90,9 +96,9 @@ class IrqFiles {
   private:
     IrqRoots roots_;
     // ROOT/irq, opened once: the per-IRQ files are opened relative to it,
-    // two path components to walk instead of the whole path, three times a
-    // placed IRQ (read, write, read back). Empty when it did not open (then
-    // full paths).
+    // two path components to walk instead of the whole path, twice a placed
+    // IRQ (the plan's read; the write and its read-back). Empty when it did
+    // not open (then full paths).
     UniqueFd irq_dir_;
 };
 

@@ -1,5 +1,7 @@
 #include "sysinfo/pcie.hpp"
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <charconv>
 #include <system_error>
@@ -137,12 +139,17 @@ Known<NumaInfo> read_numa(const fs::path& dir, const std::vector<unsigned>& onli
 
 Known<std::vector<unsigned>> read_device_irqs(const fs::path& dir) {
     std::vector<unsigned> irqs;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir / "msi_irqs", ec)) {
-        const std::string name = e.path().filename().string();
-        unsigned v = 0;
-        const auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), v);
-        if (err == std::errc() && end == name.data() + name.size()) irqs.push_back(v);
+    // readdir(3) on the directory, not fs::directory_iterator: a NIC has
+    // hundreds of vectors, and the iterator builds a path (and a string of
+    // its name) per entry where the name alone is a number to parse.
+    if (DIR* d = ::opendir((dir / "msi_irqs").c_str())) {
+        while (const dirent* e = ::readdir(d)) {
+            const std::string_view name = e->d_name;
+            unsigned v = 0;
+            const auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), v);
+            if (err == std::errc() && end == name.data() + name.size()) irqs.push_back(v);
+        }
+        ::closedir(d);
     }
     if (!irqs.empty()) {
         std::sort(irqs.begin(), irqs.end());

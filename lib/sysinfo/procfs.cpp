@@ -12,8 +12,9 @@ namespace {
 // is a few MB; more than this is not a real one.
 constexpr std::size_t kMaxTable = 64 * 1024 * 1024;
 
-std::vector<std::string_view> split_ws(std::string_view s) {
-    std::vector<std::string_view> out;
+// Into `out` (cleared first): a table's rows reuse one vector.
+void split_ws(std::string_view s, std::vector<std::string_view>& out) {
+    out.clear();
     std::size_t i = 0;
     while (i < s.size()) {
         while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
@@ -24,6 +25,11 @@ std::vector<std::string_view> split_ws(std::string_view s) {
         if (j > i) out.push_back(s.substr(i, j - i));
         i = j;
     }
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+    std::vector<std::string_view> out;
+    split_ws(s, out);
     return out;
 }
 
@@ -51,6 +57,7 @@ Result<InterruptTable> parse_interrupts(std::string_view text) {
     InterruptTable t;
     std::size_t lineno = 0;
     bool header = false;
+    std::vector<std::string_view> toks;  // a row's columns
     while (!text.empty()) {
         const auto nl = text.find('\n');
         std::string_view line = text.substr(0, nl);
@@ -73,7 +80,7 @@ Result<InterruptTable> parse_interrupts(std::string_view text) {
         if (colon == std::string_view::npos) continue;
         auto irq = num<unsigned>(detail::trim(line.substr(0, colon)));
         if (!irq) continue;  // NMI, LOC, ERR, MIS, ...
-        auto toks = split_ws(line.substr(colon + 1));
+        split_ws(line.substr(colon + 1), toks);
         if (toks.size() < t.cpus.size())
             return bad_line(kFile, lineno,
                             "IRQ " + std::to_string(*irq) + " has " + std::to_string(toks.size()) +

@@ -3,8 +3,11 @@
 // namespace the test creates; `ip` and a read through the backend are the
 // oracles for what the notifications said.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -171,6 +174,67 @@ TEST_F(Observe, LostNotificationsMeanAReadAndTheRightOutcome) {
         (*be)->observe_changes(false);
     });
     EXPECT_EQ(parse_json(ns_->exec("ip -j link show ob39").out).at(0).at("mtu"), 2000);
+}
+
+// [irq] comes back from the writes' own read-backs (fixture /proc/irq
+// files here: the test's namespace has no queue IRQs), with the notified
+// families of the same interface or alone; a written irqbalance list (the
+// whole section) or stopping makes it one to read again.
+TEST_F(Observe, IrqAffinitiesComeBackFromTheirWritesWithTheNotifiedFamilies) {
+    constexpr uint32_t kIrq = ReadRequest::bit(Section::Irq);
+    const int idx = ifindex("nt0");
+    char tmpl[] = "/tmp/nictune-observe-irq-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::filesystem::path proc = std::filesystem::path(tmpl) / "proc";
+    for (const char* irq : {"30", "31"}) {
+        std::filesystem::create_directories(proc / "irq" / irq);
+        std::ofstream(proc / "irq" / irq / "smp_affinity_list") << "7\n";
+    }
+    ns_->run_inside([&] {
+        NetlinkBackendOptions opts;
+        opts.proc_root = proc;
+        opts.run_root = std::filesystem::path(tmpl) / "run";
+        auto be = NetlinkBackend::open(opts);
+        ASSERT_TRUE(be) << be.error().str();
+        NicRef nic{idx, "nt0"};
+        std::vector<Backend::ObserveRequest> irq_only{{nic, kIrq}};
+        std::vector<Backend::ObserveRequest> with_link{{nic, kIrq | kLink}};
+        ASSERT_TRUE((*be)->observe_changes(true));
+        EXPECT_EQ((*be)->observed(irq_only).missing, std::vector<std::string>{"nt0"})
+            << "nothing written yet";
+        ASSERT_TRUE((*be)->set_irq_affinity(nic, 30, "3"));
+        ASSERT_TRUE((*be)->set_irq_affinity(nic, 31, "1,2"));
+        auto seen = (*be)->observed(irq_only);
+        EXPECT_TRUE(seen.missing.empty());
+        ASSERT_EQ(seen.nics.size(), 1U);
+        EXPECT_EQ(seen.nics[0].id.ifindex, idx);
+        EXPECT_EQ(seen.nics[0].id.name, "nt0");
+        ASSERT_TRUE(seen.nics[0].irq);
+        EXPECT_EQ(seen.nics[0].irq->irqs, (std::vector<QueueIrq>{{30, "", "3", std::nullopt},
+                                                                 {31, "", "1-2", std::nullopt}}));
+        EXPECT_EQ((*be)->observed(with_link).missing, std::vector<std::string>{"nt0"})
+            << "the link was not notified";
+
+        std::vector<DeviceChange> mtu{{nic, Section::Link, {{Key::LinkMtu, 3000}}}};
+        for (auto& r : (*be)->set_devices(mtu))
+            ASSERT_TRUE(r) << r.error().str();
+        seen = (*be)->observed(with_link);
+        ASSERT_EQ(seen.nics.size(), 1U) << "both: the link notified, the IRQs read back";
+        EXPECT_EQ(seen.nics[0].values.get(Key::LinkMtu), std::optional<uint64_t>(3000));
+        ASSERT_TRUE(seen.nics[0].irq);
+        EXPECT_EQ(seen.nics[0].irq->irqs.size(), 2U);
+
+        // irqbalance's list (its write fails here: no irqbalance) is the
+        // whole section: read it.
+        EXPECT_FALSE((*be)->set_irqbalance_banned(nic, "30-31"));
+        EXPECT_EQ((*be)->observed(irq_only).missing, std::vector<std::string>{"nt0"});
+        seen = (*be)->observed(std::vector<Backend::ObserveRequest>{{nic, kLink}});
+        EXPECT_EQ(seen.nics.size(), 1U) << "the link alone is still as notified";
+        (*be)->observe_changes(false);
+        EXPECT_EQ((*be)->observed(irq_only).missing, std::vector<std::string>{"nt0"})
+            << "stopped: forgotten";
+    });
+    std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace

@@ -322,6 +322,68 @@ TEST_F(IrqTree, WritesTheCpuListAndNamesAGoneIrq) {
     EXPECT_FALSE(fs::exists(roots_.proc / "irq/99")) << "never creates a file";
 }
 
+// The write reads the file back on its own descriptor: what the file holds
+// afterwards, not the text it wrote (a regular file keeps the tail of a
+// longer old value, which procfs would not: the read-back shows it).
+TEST_F(IrqTree, AWriteReadsTheFileBackOnItsOwnDescriptor) {
+    sysinfo::IrqFiles files(roots_);
+    std::ofstream(roots_.proc / "irq/30/smp_affinity_list", std::ios::trunc);
+    auto r = files.write_affinity(30, "4,3", "eth1: irq.30.cpus");
+    ASSERT_TRUE(r) << r.error().str();
+    EXPECT_EQ(*r, std::optional<std::string>("3-4"));
+    std::ofstream(roots_.proc / "irq/31/smp_affinity_list", std::ios::trunc) << "0-15\n";
+    r = files.write_affinity(31, "2", "eth1: irq.31.cpus");
+    ASSERT_TRUE(r) << r.error().str();
+    EXPECT_EQ(*r, std::optional<std::string>("2-15")) << "read from offset 0, in read()'s form";
+    EXPECT_EQ(file(roots_.proc / "irq/31/smp_affinity_list"), "2-15\n");
+}
+
+TEST(IrqWritesSeen, AnswersTheWrittenIrqsNewestWriteFirstOrderAndDropsFailedOnes) {
+    IrqWritesSeen seen;
+    EXPECT_FALSE(seen.placement(7)) << "nothing written: read it";
+    seen.wrote(7, 31, std::optional<std::string>("1"));
+    seen.wrote(7, 30, std::optional<std::string>("0"));
+    seen.wrote(8, 40, std::optional<std::string>("5"));
+    seen.wrote(7, 31, std::optional<std::string>("2-3"));  // the undo's write, newer
+    auto p = seen.placement(7);
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->irqs.size(), 2U);
+    EXPECT_EQ(p->irqs[0], (QueueIrq{31, "", "2-3", std::nullopt}));
+    EXPECT_EQ(p->irqs[1], (QueueIrq{30, "", "0", std::nullopt}));
+    ASSERT_TRUE(seen.placement(8));
+    EXPECT_EQ(seen.placement(8)->irqs, (std::vector<QueueIrq>{{40, "", "5", std::nullopt}}));
+
+    // A failed write (a managed IRQ's EIO) leaves nothing to verify; one
+    // that succeeds again is back.
+    const Result<std::optional<std::string>> eio =
+        fail(Errc::Unsupported, "eth1: irq.30.cpus", "managed");
+    seen.wrote(7, 30, eio);
+    ASSERT_TRUE(seen.placement(7));
+    EXPECT_EQ(seen.placement(7)->irqs, (std::vector<QueueIrq>{{31, "", "2-3", std::nullopt}}));
+    seen.wrote(7, 30, std::optional<std::string>("4"));
+    ASSERT_TRUE(seen.placement(7));
+    EXPECT_EQ(seen.placement(7)->irqs.size(), 2U);
+    EXPECT_EQ(seen.placement(7)->irqs[1].affinity, "4");
+
+    seen.clear();
+    EXPECT_FALSE(seen.placement(7));
+    EXPECT_FALSE(seen.placement(8));
+}
+
+TEST(IrqWritesSeen, AWriteWithoutReadBackOrIrqbalancesListMakesTheInterfaceOneToRead) {
+    IrqWritesSeen seen;
+    seen.wrote(7, 30, std::optional<std::string>("0"));
+    seen.wrote(7, 31, std::optional<std::string>{});  // written, not read back
+    seen.wrote(7, 32, std::optional<std::string>("1"));
+    EXPECT_FALSE(seen.placement(7));
+    seen.wrote(8, 40, std::optional<std::string>("0"));
+    seen.unseen(8);
+    EXPECT_FALSE(seen.placement(8));
+    seen.unseen(9);
+    seen.wrote(9, 50, std::optional<std::string>("0"));
+    EXPECT_FALSE(seen.placement(9)) << "stays one to read for the rest of the observation";
+}
+
 TEST_F(IrqTree, AsksARunningIrqbalanceAndBansOnlyThisInterfacesIrqs) {
     const fs::path sock = fake_irqbalance(4242);
     StandInIrqbalance ib(sock, {7, 31});  // 7: a --banirq of the admin's

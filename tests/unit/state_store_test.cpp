@@ -372,6 +372,35 @@ TEST(StateRecordJson, NamesEveryTransactionStatus) {
     EXPECT_EQ(tx_status_from(""), std::nullopt);
 }
 
+// The first original of a key stays: an earlier one is never overwritten,
+// and of a key given twice the first counts, in the order given. Keys short
+// enough to live inside their strings and longer ones, and enough of them
+// that the vector grows many times over.
+TEST(StateRecordJson, AddsOnlyTheOriginalsOfKeysNotSavedYetInOrder) {
+    InterfaceRecord r;
+    r.originals = {{"irq.5.cpus", Scalar(std::string("7"))},
+                   {"sysctl.net.core.rmem_max.of.some.length", Scalar(uint64_t{1})}};
+    std::vector<SavedValue> add;
+    std::vector<SavedValue> want = r.originals;
+    for (unsigned i = 0; i < 600; ++i) {
+        const std::string key = i % 2 ? "irq." + std::to_string(i) + ".cpus"
+                                      : "queues.rx-" + std::to_string(i) + ".rps_cpus.longer";
+        add.push_back({key, Scalar(std::to_string(i))});
+        if (i != 5) want.push_back(add.back());  // irq.5.cpus was saved before
+        if (i % 7 == 0) add.push_back({key, Scalar(std::string("second"))});
+    }
+    add.push_back({"irq.5.cpus", Scalar(std::string("0"))});
+    add.insert(add.begin() + 100, {"sysctl.net.core.rmem_max.of.some.length", Scalar(uint64_t{2})});
+    r.add_originals(add);
+    EXPECT_EQ(r.originals, want);
+    r.add_originals(
+        {{"irq.1.cpus", Scalar(std::string("x"))}, {"link.mtu", Scalar(uint64_t{9000})}});
+    EXPECT_EQ(r.originals.size(), want.size() + 1);
+    EXPECT_EQ(r.originals.back(), (SavedValue{"link.mtu", Scalar(uint64_t{9000})}));
+    ASSERT_NE(r.original("irq.1.cpus"), nullptr);
+    EXPECT_EQ(r.original("irq.1.cpus")->value, Scalar(std::string("1")));
+}
+
 TEST(StateRecordJson, FindsOriginalsAndSystemEntriesByKey) {
     const auto r = sample_interface();
     ASSERT_NE(r.original("link.duplex"), nullptr);
