@@ -1,8 +1,9 @@
-// Netlink attribute iteration for C++. libmnl's mnl_attr_for_each* macros
-// assign void* to a typed pointer and do not compile as C++; this wrapper
-// walks the same layout with libmnl's own bounds check (mnl_attr_ok) and
-// also tells whether the walk reached the end, so that a decoder can tell a
-// truncated message from a complete one.
+// Netlink attribute iteration for C++, one walker for ethtool's generic
+// netlink and for rtnetlink. libmnl's mnl_attr_for_each* macros assign void*
+// to a typed pointer and do not compile as C++; this wrapper walks the same
+// layout with libmnl's own bounds check (mnl_attr_ok) and also tells whether
+// the walk reached the end, so that a decoder can tell a truncated message
+// from a complete one (checked() turns that into the error decoders return).
 #pragma once
 
 #include <libmnl/libmnl.h>
@@ -13,9 +14,13 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
-namespace nictune::ethnl {
+#include "util/error.hpp"
+
+namespace nictune::netlink {
 
 // The attributes laid out back to back in [data, data + len).
 class AttrList {
@@ -109,6 +114,27 @@ inline uint16_t attr_len(const nlattr* a) {
     return mnl_attr_get_payload_len(a);
 }
 
+// The list itself when it is complete(), else Errc::Internal in `context`:
+// "WHAT is truncated (an attribute runs past its end)". Decoders check a list
+// once, then iterate it knowing that every attribute lies inside.
+inline Result<AttrList> checked(AttrList list, std::string_view context, std::string_view what) {
+    if (list.complete()) return list;
+    return fail(Errc::Internal, std::string(context),
+                std::string(what) + " is truncated (an attribute runs past its end)");
+}
+
+// A message's fixed header (ifinfomsg, rtmsg, ...) copied into `fixed`, and
+// the attributes after it, checked(); "truncated NAME" when the message
+// cannot hold the header.
+template <class T>
+Result<AttrList> fixed_header(const nlmsghdr* nlh, T& fixed, std::string_view context,
+                              std::string_view name) {
+    if (nlh->nlmsg_len < NLMSG_SPACE(sizeof(T)))
+        return fail(Errc::Internal, std::string(context), "truncated " + std::string(name));
+    std::memcpy(&fixed, NLMSG_DATA(nlh), sizeof(T));
+    return checked(AttrList::of(nlh, NLMSG_ALIGN(sizeof(T))), context, "attribute list");
+}
+
 // Fixed-width values: nullopt unless the payload has exactly sizeof(T) bytes
 // (the kernel never pads or shortens them; anything else is corrupt).
 template <class T>
@@ -128,4 +154,25 @@ inline std::optional<std::string_view> attr_str(const nlattr* a) {
     return std::string_view(p, static_cast<std::size_t>(static_cast<const char*>(nul) - p));
 }
 
-}  // namespace nictune::ethnl
+// rtnetlink's readers are lenient where ethtool's are strict: a value is its
+// first sizeof(T) bytes (nullopt if there are fewer), and a string stops at
+// its first NUL or at the attribute's end.
+template <class T>
+std::optional<T> attr_get_prefix(const nlattr* a) {
+    if (mnl_attr_get_payload_len(a) < sizeof(T)) return std::nullopt;
+    T v;
+    std::memcpy(&v, mnl_attr_get_payload(a), sizeof(T));
+    return v;
+}
+
+inline std::string_view attr_text(const nlattr* a) {
+    const char* p = static_cast<const char*>(mnl_attr_get_payload(a));
+    return {p, strnlen(p, mnl_attr_get_payload_len(a))};
+}
+
+// The payload as bytes (addresses, structs).
+inline std::span<const uint8_t> attr_bytes(const nlattr* a) {
+    return {static_cast<const uint8_t*>(mnl_attr_get_payload(a)), mnl_attr_get_payload_len(a)};
+}
+
+}  // namespace nictune::netlink
