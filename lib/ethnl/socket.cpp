@@ -24,10 +24,8 @@ using netlink::AttrList;
 
 // Starts a generic netlink request in `buf`.
 nlmsghdr* start_request(char* buf, uint16_t type, uint16_t flags, uint8_t cmd, uint8_t version) {
-    nlmsghdr* nlh = mnl_nlmsg_put_header(buf);
-    nlh->nlmsg_type = type;
-    nlh->nlmsg_flags = flags;
-    auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
+    nlmsghdr* nlh = nullptr;
+    auto* genl = netlink::start_message<genlmsghdr>(buf, type, flags, &nlh);
     genl->cmd = cmd;
     genl->version = version;
     return nlh;
@@ -41,11 +39,6 @@ nlmsghdr* start_ethtool(char* buf, uint16_t family, uint16_t flags, uint8_t cmd,
     put_header(nlh, header_attr, ifindex, header_flags);
     return nlh;
 }
-
-struct alignas(nlmsghdr) Request {
-    std::array<char, netlink::Channel::kRequestBytes> bytes;
-    char* data() { return bytes.data(); }
-};
 
 // "ethtool COALESCE_SET ifindex 7", "ethtool RINGS_GET dump": what an error
 // was about, read back from the request itself.
@@ -96,7 +89,7 @@ Result<std::unique_ptr<Socket>> Socket::open() {
 }
 
 Result<void> Socket::resolve_family() {
-    Request req;
+    netlink::RequestBuffer req;
     nlmsghdr* nlh =
         start_request(req.data(), GENL_ID_CTRL, NLM_F_REQUEST | NLM_F_ACK, CTRL_CMD_GETFAMILY, 1);
     mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
@@ -119,14 +112,14 @@ Result<void> Socket::run(nlmsghdr* request, const ReplyFn& on_reply) {
 }
 
 Result<void> Socket::dump(uint8_t cmd, uint32_t header_flags, const ReplyFn& on_reply) {
-    Request req;
+    netlink::RequestBuffer req;
     return run(start_ethtool(req.data(), family_, NLM_F_REQUEST | NLM_F_DUMP, cmd, kHeaderAttr, 0,
                              header_flags),
                on_reply);
 }
 
 Result<void> Socket::get(uint8_t cmd, int ifindex, uint32_t header_flags, const ReplyFn& on_reply) {
-    Request req;
+    netlink::RequestBuffer req;
     // The ACK after the reply tells that the request is complete.
     return run(start_ethtool(req.data(), family_, NLM_F_REQUEST | NLM_F_ACK, cmd, kHeaderAttr,
                              ifindex, header_flags),
@@ -151,7 +144,7 @@ std::vector<Result<void>> Socket::set_many(uint8_t cmd, std::span<const SetReque
 }
 
 Result<void> Socket::set(uint8_t cmd, int ifindex, const BuildFn& build) {
-    Request req;
+    netlink::RequestBuffer req;
     nlmsghdr* nlh = start_ethtool(req.data(), family_, NLM_F_REQUEST | NLM_F_ACK, cmd, kHeaderAttr,
                                   ifindex, kSetFlags);
     if (build) build(nlh);
@@ -163,7 +156,7 @@ Result<std::shared_ptr<const FeatureNames>> Socket::feature_names() {
 }
 
 Result<std::optional<FeatureNames>> Socket::string_set(int ifindex, uint32_t set_id) {
-    Request req;
+    netlink::RequestBuffer req;
     // A global set (ETH_SS_FEATURES, ...) still takes a header, without a
     // device: the kernel (6.18) refuses a STRSET_GET without one ("missing
     // attribute 1").

@@ -9,9 +9,11 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <span>
@@ -123,16 +125,31 @@ inline Result<AttrList> checked(AttrList list, std::string_view context, std::st
                 std::string(what) + " is truncated (an attribute runs past its end)");
 }
 
-// A message's fixed header (ifinfomsg, rtmsg, ...) copied into `fixed`, and
-// the attributes after it, checked(); "truncated NAME" when the message
-// cannot hold the header.
+// A message of one of `types` (nullptr or any other type is an error), its
+// fixed header (ifinfomsg, rtmsg, ...) copied into `fixed`, and the
+// attributes after it, checked(); "truncated NAME" when the message cannot
+// hold the header.
 template <class T>
-Result<AttrList> fixed_header(const nlmsghdr* nlh, T& fixed, std::string_view context,
-                              std::string_view name) {
+Result<AttrList> fixed_header(const nlmsghdr* nlh, std::initializer_list<uint16_t> types, T& fixed,
+                              std::string_view context, std::string_view name) {
+    if (nlh == nullptr) return fail(Errc::Internal, std::string(context), "no message");
+    if (std::find(types.begin(), types.end(), nlh->nlmsg_type) == types.end())
+        return fail(Errc::Internal, std::string(context),
+                    "unexpected message type " + std::to_string(nlh->nlmsg_type));
     if (nlh->nlmsg_len < NLMSG_SPACE(sizeof(T)))
         return fail(Errc::Internal, std::string(context), "truncated " + std::string(name));
     std::memcpy(&fixed, NLMSG_DATA(nlh), sizeof(T));
     return checked(AttrList::of(nlh, NLMSG_ALIGN(sizeof(T))), context, "attribute list");
+}
+
+// Starts a request in `buf` (aligned for nlmsghdr): its header and a zeroed
+// fixed header T (genlmsghdr, ifinfomsg, ...) to fill in.
+template <class T>
+T* start_message(void* buf, uint16_t type, uint16_t flags, nlmsghdr** nlh) {
+    *nlh = mnl_nlmsg_put_header(buf);
+    (*nlh)->nlmsg_type = type;
+    (*nlh)->nlmsg_flags = flags;
+    return static_cast<T*>(mnl_nlmsg_put_extra_header(*nlh, sizeof(T)));
 }
 
 // Fixed-width values: nullopt unless the payload has exactly sizeof(T) bytes

@@ -148,7 +148,7 @@ std::vector<Result<void>> Channel::send_batch(std::size_t count, const BuildFn& 
                                               const DescribeFn& describe) {
     std::vector<Result<void>> results(count);
     auto window = std::make_unique_for_overwrite<char[]>(kWindowBytes);
-    alignas(nlmsghdr) std::array<char, kRequestBytes> one;
+    RequestBuffer scratch;
     // Where each message of the window starts, and which request it is.
     std::array<uint32_t, kWindowMessages> offset{};
     std::array<std::size_t, kWindowMessages> index{};
@@ -158,7 +158,7 @@ std::vector<Result<void>> Channel::send_batch(std::size_t count, const BuildFn& 
         std::size_t sent = 0;
         const uint32_t first_seq = seq_ + 1;
         while (next < count && sent < kWindowMessages) {
-            nlmsghdr* nlh = mnl_nlmsg_put_header(one.data());
+            nlmsghdr* nlh = mnl_nlmsg_put_header(scratch.data());
             if (auto r = build(next, nlh); !r) {
                 results[next++] = std::unexpected(std::move(r.error()));
                 continue;

@@ -9,6 +9,7 @@
 
 #include <linux/netlink.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -38,10 +39,17 @@ using BuildFn = std::function<Result<void>(std::size_t i, nlmsghdr* nlh)>;
 // Every reply was still handed over; the caller reads again or keeps them.
 bool is_interrupted(const Error& e);
 
+// A request is a header, a fixed header and a few attributes or one bitset.
+inline constexpr std::size_t kRequestBytes = 8 * 1024;
+
+// Where a request is built: on the stack, aligned for its header.
+struct alignas(nlmsghdr) RequestBuffer {
+    std::array<char, kRequestBytes> bytes;
+    char* data() { return bytes.data(); }
+};
+
 class Channel {
   public:
-    // A request is a header, a fixed header and a few attributes or one bitset.
-    static constexpr std::size_t kRequestBytes = 8 * 1024;
     // A kernel that never answers must not hang the daemon forever.
     static constexpr int kReplyTimeoutSeconds = 10;
     // A batch's window: several requests in one datagram (see send_batch).

@@ -136,17 +136,10 @@ Result<void> take_link_attr(const nlattr* a, Link& link, bool& have_name) {
     }
 }
 
-struct alignas(nlmsghdr) Request {
-    std::array<char, netlink::Channel::kRequestBytes> bytes;
-    char* data() { return bytes.data(); }
-};
-
 // A link request (RTM_GETLINK, RTM_NEWLINK) with its ifinfomsg.
 nlmsghdr* link_request(char* buf, uint16_t type, uint16_t flags, int ifindex) {
-    nlmsghdr* nlh = mnl_nlmsg_put_header(buf);
-    nlh->nlmsg_type = type;
-    nlh->nlmsg_flags = flags;
-    auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
+    nlmsghdr* nlh = nullptr;
+    auto* ifi = netlink::start_message<ifinfomsg>(buf, type, flags, &nlh);
     ifi->ifi_family = AF_UNSPEC;
     ifi->ifi_index = ifindex;
     return nlh;
@@ -193,12 +186,8 @@ netlink::DescribeFn context_is(const std::string& context) {
 
 Result<Link> decode_link(const nlmsghdr* nlh) {
     constexpr std::string_view kWhere = "link message";
-    if (nlh == nullptr) return fail(Errc::Internal, std::string(kWhere), "no message");
-    if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
-        return fail(Errc::Internal, std::string(kWhere),
-                    "unexpected message type " + std::to_string(nlh->nlmsg_type));
     ifinfomsg ifi{};
-    auto attrs = netlink::fixed_header(nlh, ifi, kWhere, "ifinfomsg");
+    auto attrs = netlink::fixed_header(nlh, {RTM_NEWLINK, RTM_DELLINK}, ifi, kWhere, "ifinfomsg");
     if (!attrs) return std::unexpected(std::move(attrs.error()));
     Link link;
     link.ifindex = ifi.ifi_index;
@@ -214,13 +203,8 @@ Result<Link> decode_link(const nlmsghdr* nlh) {
 }
 
 Result<Route> decode_route(const nlmsghdr* nlh) {
-    constexpr std::string_view kWhere = "route message";
-    if (nlh == nullptr) return fail(Errc::Internal, std::string(kWhere), "no message");
-    if (nlh->nlmsg_type != RTM_NEWROUTE)
-        return fail(Errc::Internal, std::string(kWhere),
-                    "unexpected message type " + std::to_string(nlh->nlmsg_type));
     rtmsg rtm{};
-    auto attrs = netlink::fixed_header(nlh, rtm, kWhere, "rtmsg");
+    auto attrs = netlink::fixed_header(nlh, {RTM_NEWROUTE}, rtm, "route message", "rtmsg");
     if (!attrs) return std::unexpected(std::move(attrs.error()));
     Route route;
     route.type = rtm.rtm_type;
@@ -255,7 +239,7 @@ Result<void> Socket::dump_links(const LinkFn& on_link) {
     const std::string context = "links: dump";
     for (int attempt = 1;; ++attempt) {
         std::vector<Link> links;
-        Request req;
+        netlink::RequestBuffer req;
         nlmsghdr* nlh = link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
         // Without statistics: nictune never reads them, and they are most of
         // each reply (the kernel also skips gathering them).
@@ -293,7 +277,7 @@ Result<Link> Socket::get_link(const std::string& name) {
     if (!bytes) return std::unexpected(std::move(bytes.error()).within("link"));
     if (bytes->size() >= ALTIFNAMSIZ || bytes->find('\0') != std::string::npos)
         return fail(Errc::InvalidArgument, "link", "invalid interface name '" + name + "'");
-    Request req;
+    netlink::RequestBuffer req;
     nlmsghdr* nlh = link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST, 0);
     // Names too long for IFLA_IFNAME can only be alternative names; the
     // kernel looks IFLA_IFNAME up among the alternative names too.
@@ -305,7 +289,7 @@ Result<Link> Socket::get_link(const std::string& name) {
 Result<Link> Socket::get_link(int ifindex) {
     if (ifindex <= 0)
         return fail(Errc::InvalidArgument, "link", "invalid ifindex " + std::to_string(ifindex));
-    Request req;
+    netlink::RequestBuffer req;
     return get_one(link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST, ifindex),
                    "ifindex " + std::to_string(ifindex));
 }
@@ -328,7 +312,7 @@ std::vector<Result<void>> Socket::change_links(
 
 Result<void> Socket::change_link(int ifindex, const LinkChange& change) {
     if (!change.mtu && !change.txqueuelen) return {};
-    Request req;
+    netlink::RequestBuffer req;
     nlmsghdr* nlh = link_request(req.data(), RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, ifindex);
     put_change(nlh, change);
     if (ifindex <= 0) return fail(Errc::InvalidArgument, describe_change(nlh), "invalid ifindex");
@@ -361,11 +345,10 @@ Result<void> Socket::receive_events(const std::function<void(Link&&, bool delete
 Result<Route> Socket::route_to(const sockaddr* dst, int oif) {
     if (dst == nullptr || (dst->sa_family != AF_INET && dst->sa_family != AF_INET6))
         return fail(Errc::InvalidArgument, "route", "not an IPv4 or IPv6 address");
-    Request req;
-    nlmsghdr* nlh = mnl_nlmsg_put_header(req.data());
-    nlh->nlmsg_type = RTM_GETROUTE;
-    nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-    auto* rtm = static_cast<rtmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(rtmsg)));
+    netlink::RequestBuffer req;
+    nlmsghdr* nlh = nullptr;
+    auto* rtm =
+        netlink::start_message<rtmsg>(req.data(), RTM_GETROUTE, NLM_F_REQUEST | NLM_F_ACK, &nlh);
     rtm->rtm_family = static_cast<uint8_t>(dst->sa_family);
     // A host route, as `ip route get` asks.
     rtm->rtm_dst_len = dst->sa_family == AF_INET ? 32 : 128;

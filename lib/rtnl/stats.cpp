@@ -53,11 +53,8 @@ LinkStats from_kernel(const rtnl_link_stats64& k) {
 
 Result<StatsReply> decode_stats(const nlmsghdr* nlh) {
     constexpr std::string_view kWhere = "stats message";
-    if (nlh->nlmsg_type != RTM_NEWSTATS)
-        return fail(Errc::Internal, std::string(kWhere),
-                    "unexpected message type " + std::to_string(nlh->nlmsg_type));
     if_stats_msg ifsm{};
-    auto attrs = netlink::fixed_header(nlh, ifsm, kWhere, "if_stats_msg");
+    auto attrs = netlink::fixed_header(nlh, {RTM_NEWSTATS}, ifsm, kWhere, "if_stats_msg");
     if (!attrs) return std::unexpected(std::move(attrs.error()));
     StatsReply out;
     out.ifindex = static_cast<int>(ifsm.ifindex);
@@ -88,12 +85,10 @@ Result<void> StatsSocket::run(int ifindex, bool dump,
                                      : "ifindex " + std::to_string(ifindex) + ": statistics";
     for (int attempt = 1;; ++attempt) {
         alignas(nlmsghdr) char req[256];
-        nlmsghdr* nlh = mnl_nlmsg_put_header(req);
-        nlh->nlmsg_type = RTM_GETSTATS;
+        nlmsghdr* nlh = nullptr;
         // A dump ends with NLMSG_DONE, a GET with its ACK after the reply.
-        nlh->nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK);
-        auto* ifsm =
-            static_cast<if_stats_msg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(if_stats_msg)));
+        auto* ifsm = netlink::start_message<if_stats_msg>(
+            req, RTM_GETSTATS, NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK), &nlh);
         ifsm->family = AF_UNSPEC;
         ifsm->ifindex = static_cast<uint32_t>(dump ? 0 : ifindex);
         ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);

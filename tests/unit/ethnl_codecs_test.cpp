@@ -26,6 +26,7 @@ namespace nictune::ethnl {
 namespace {
 
 using netlink::attr_get;
+using netlink::attr_len;
 using netlink::attr_str;
 using netlink::attr_type;
 using netlink::AttrList;

@@ -177,15 +177,21 @@ TEST(AttrList, RejectsBytesLeftThatCannotHoldAnAttribute) {
     mnl_attr_put_u32(m.nlh(), IFLA_MTU, 1500);
     m.nlh()->nlmsg_len += 2;  // half an attribute header after the last one
     ifinfomsg ifi{};
-    auto r = fixed_header(m.nlh(), ifi, "link message", "ifinfomsg");
+    auto r = fixed_header(m.nlh(), {RTM_NEWLINK}, ifi, "link message", "ifinfomsg");
     ASSERT_FALSE(r.has_value());
     EXPECT_NE(r.error().message.find("truncated"), std::string::npos) << r.error().str();
 
     Msg tiny(RTM_NEWLINK);
     tiny.extra(4);  // shorter than an ifinfomsg
-    auto t = fixed_header(tiny.nlh(), ifi, "link message", "ifinfomsg");
+    auto t = fixed_header(tiny.nlh(), {RTM_NEWLINK}, ifi, "link message", "ifinfomsg");
     ASSERT_FALSE(t.has_value());
     EXPECT_EQ(t.error().message, "truncated ifinfomsg");
+    Msg other(RTM_NEWROUTE);
+    other.extra(sizeof(ifinfomsg));
+    auto o =
+        fixed_header(other.nlh(), {RTM_NEWLINK, RTM_DELLINK}, ifi, "link message", "ifinfomsg");
+    ASSERT_FALSE(o.has_value());
+    EXPECT_EQ(o.error().message, "unexpected message type " + std::to_string(RTM_NEWROUTE));
 }
 
 // ---------------------------------------------------------------------------
@@ -211,7 +217,7 @@ std::string family_asked(const nlmsghdr* nlh) {
 TEST(Channel, HandsOverTheReplyAndMapsARefusal) {
     auto ch = Channel::open(NETLINK_GENERIC, "test");
     ASSERT_TRUE(ch.has_value()) << ch.error().str();
-    alignas(nlmsghdr) std::array<char, Channel::kRequestBytes> buf{};
+    RequestBuffer buf{};
     nlmsghdr* req = mnl_nlmsg_put_header(buf.data());
     build_lookup(req, "nlctrl", NLM_F_REQUEST | NLM_F_ACK);
     int replies = 0;
@@ -284,7 +290,7 @@ TEST(Channel, BatchGivesEachRequestItsOwnResultAcrossWindows) {
     }
     // The replies to the lookups that worked were not mistaken for answers
     // and left nothing behind for the next request.
-    alignas(nlmsghdr) std::array<char, Channel::kRequestBytes> buf{};
+    RequestBuffer buf{};
     nlmsghdr* req = mnl_nlmsg_put_header(buf.data());
     build_lookup(req, "nictune-no-such-family", NLM_F_REQUEST | NLM_F_ACK);
     auto next = ch->request(req, family_asked, nullptr);
