@@ -27,9 +27,9 @@ bool overrun(const Error& e) {
 void decode_ethtool(const nlmsghdr* nlh, const FeatureNamesFn& feature_names, EventSink& sink) {
     if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) return;
     const auto* g = static_cast<const genlmsghdr*>(NLMSG_DATA(nlh));
-    auto section = ethnl::section_of_kernel_msg(g->cmd);
-    if (!section) return;
-    if (*section == Section::Features) {
+    const ethnl::Family* family = ethnl::family_of_kernel_msg(g->cmd);
+    if (family == nullptr) return;
+    if (family->replies == ethnl::Replies::Features) {
         auto r = ethnl::decode_features(nlh);
         if (!r) {
             sink.missed(r.error(), false);
@@ -49,13 +49,13 @@ void decode_ethtool(const nlmsghdr* nlh, const FeatureNamesFn& feature_names, Ev
         sink.features(ifindex, name, std::move(features));
         return;
     }
-    auto r = ethnl::decode_settings(*section, nlh);
+    auto r = ethnl::decode_settings(family->section, nlh);
     if (!r) {
         sink.missed(r.error(), false);
         return;
     }
     if (!r->ifindex) return;
-    sink.settings(r->ifindex, escape_name(r->ifname), *section, r->values);
+    sink.settings(r->ifindex, escape_name(r->ifname), family->section, r->values);
 }
 
 }  // namespace

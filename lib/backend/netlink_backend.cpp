@@ -17,9 +17,11 @@
 namespace nictune {
 namespace {
 
-// The device families read for every interface, in report order.
-constexpr Section kEthtoolSections[] = {Section::Link, Section::Coalesce, Section::Rings,
-                                        Section::Channels, Section::Pause};
+// The ethtool families of settings read for every interface, in the
+// table's order (ethnl/codecs.hpp); features are read apart (their names).
+bool is_settings(const ethnl::Family& f) {
+    return f.replies == ethnl::Replies::Settings;
+}
 
 void copy_link(const rtnl::Link& l, NicState& nic) {
     nic.id.name = l.name;
@@ -152,16 +154,16 @@ Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics,
     for (auto& n : nics)
         by_index[n.id.ifindex] = &n;
 
-    for (Section s : kEthtoolSections) {
-        if (!req.wants_ethtool(s)) continue;
-        auto r = eth_->dump(ethnl::get_cmd(s), ethnl::request_flags(s),
-                            [&](const nlmsghdr* nlh) -> Result<void> {
-                                auto rep = ethnl::decode_settings(s, nlh);
-                                if (!rep) return std::unexpected(rep.error());
-                                if (auto it = by_index.find(rep->ifindex); it != by_index.end())
-                                    merge_values(it->second->values, rep->values, s);
-                                return {};
-                            });
+    for (const ethnl::Family& f : ethnl::families()) {
+        const Section s = f.section;
+        if (!is_settings(f) || !req.wants_ethtool(s)) continue;
+        auto r = eth_->dump(f.get, f.request_flags, [&](const nlmsghdr* nlh) -> Result<void> {
+            auto rep = ethnl::decode_settings(s, nlh);
+            if (!rep) return std::unexpected(rep.error());
+            if (auto it = by_index.find(rep->ifindex); it != by_index.end())
+                merge_values(it->second->values, rep->values, s);
+            return {};
+        });
         if (!r && r.error().code != Errc::Unsupported) return r;
     }
     if (!req.wants(Section::Features)) return {};
@@ -194,9 +196,10 @@ Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics
             }
             nic.problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
         };
-        for (Section s : kEthtoolSections) {
-            if (!req.wants_ethtool(s)) continue;
-            auto r = eth_->get(ethnl::get_cmd(s), nic.id.ifindex, ethnl::request_flags(s),
+        for (const ethnl::Family& f : ethnl::families()) {
+            const Section s = f.section;
+            if (!is_settings(f) || !req.wants_ethtool(s)) continue;
+            auto r = eth_->get(f.get, nic.id.ifindex, f.request_flags,
                                [&](const nlmsghdr* nlh) -> Result<void> {
                                    auto rep = ethnl::decode_settings(s, nlh);
                                    if (!rep) return std::unexpected(rep.error());

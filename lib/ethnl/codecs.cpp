@@ -9,70 +9,16 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ethnl/attr.hpp"
+#include "netlink/attr.hpp"
 
 namespace nictune::ethnl {
 namespace {
 
-// The kernel's attribute numbering per family as far as the pinned headers
-// (third_party/uapi, Linux 6.14) know it; anything above is from a newer
-// kernel and is skipped unread.
-uint16_t max_attr(Section s) {
-    switch (s) {
-        case Section::Link:
-            return ETHTOOL_A_LINKMODES_MAX;
-        case Section::Coalesce:
-            return ETHTOOL_A_COALESCE_MAX;
-        case Section::Rings:
-            return ETHTOOL_A_RINGS_MAX;
-        case Section::Channels:
-            return ETHTOOL_A_CHANNELS_MAX;
-        case Section::Pause:
-            return ETHTOOL_A_PAUSE_MAX;
-        case Section::Features:
-            return ETHTOOL_A_FEATURES_MAX;
-        default:
-            return 0;
-    }
-}
-
-const char* family_name(Section s) {
-    switch (s) {
-        case Section::Link:
-            return "LINKMODES";
-        case Section::Coalesce:
-            return "COALESCE";
-        case Section::Rings:
-            return "RINGS";
-        case Section::Channels:
-            return "CHANNELS";
-        case Section::Pause:
-            return "PAUSE";
-        case Section::Features:
-            return "FEATURES";
-        default:
-            return "?";
-    }
-}
-
-const char* reply_context(Section s) {
-    switch (s) {
-        case Section::Link:
-            return "ethtool LINKMODES reply";
-        case Section::Coalesce:
-            return "ethtool COALESCE reply";
-        case Section::Rings:
-            return "ethtool RINGS reply";
-        case Section::Channels:
-            return "ethtool CHANNELS reply";
-        case Section::Pause:
-            return "ethtool PAUSE reply";
-        case Section::Features:
-            return "ethtool FEATURES reply";
-        default:
-            return "ethtool reply";
-    }
-}
+using netlink::attr_get;
+using netlink::attr_len;
+using netlink::attr_str;
+using netlink::attr_type;
+using netlink::AttrList;
 
 std::unexpected<Error> corrupt(std::string_view context, std::string message) {
     return fail(Errc::Internal, std::string(context), std::move(message));
@@ -98,16 +44,8 @@ Result<uint8_t> genl_cmd(const nlmsghdr* nlh, std::string_view context) {
     return static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(nlh))->cmd;
 }
 
-// The top-level attributes of a genetlink message, rejecting a cut-off list.
-Result<AttrList> top_attrs(const nlmsghdr* nlh, std::string_view context) {
-    AttrList attrs = AttrList::of(nlh, GENL_HDRLEN);
-    if (!attrs.complete())
-        return corrupt(context,
-                       "attribute list is truncated (an attribute runs past the "
-                       "end of the message)");
-    return attrs;
-}
-
+// A nest's attributes, rejecting a cut-off list (the name is put together
+// only then).
 Result<AttrList> nest_attrs(const nlattr* nest, std::string_view context, Where where) {
     AttrList attrs = AttrList::nested(nest);
     if (!attrs.complete())
@@ -302,139 +240,166 @@ Result<Bitset> decode_bitset(const nlattr* nest, std::string_view context, std::
     return out;
 }
 
+// The families, in the order a read asks for them. Replies: what a reply
+// carries, and so which decoder reads it. request_flags: features and link
+// modes carry bitsets; compact ones are a few words instead of one nest per
+// bit with its name (~3x the bytes and time). max_attr: the kernel's
+// attribute numbering as far as the pinned headers (third_party/uapi, Linux
+// 6.14) know it; anything above is from a newer kernel and is skipped unread.
+constexpr Family kFamilies[] = {
+    {Section::Link, "LINKMODES", "ethtool LINKMODES reply", ETHTOOL_MSG_LINKMODES_GET,
+     ETHTOOL_MSG_LINKMODES_SET, ETHTOOL_MSG_LINKMODES_GET_REPLY, ETHTOOL_MSG_LINKMODES_NTF,
+     ETHTOOL_A_LINKMODES_MAX, ETHTOOL_FLAG_COMPACT_BITSETS, Replies::Settings},
+    {Section::Coalesce, "COALESCE", "ethtool COALESCE reply", ETHTOOL_MSG_COALESCE_GET,
+     ETHTOOL_MSG_COALESCE_SET, ETHTOOL_MSG_COALESCE_GET_REPLY, ETHTOOL_MSG_COALESCE_NTF,
+     ETHTOOL_A_COALESCE_MAX, 0, Replies::Settings},
+    {Section::Rings, "RINGS", "ethtool RINGS reply", ETHTOOL_MSG_RINGS_GET, ETHTOOL_MSG_RINGS_SET,
+     ETHTOOL_MSG_RINGS_GET_REPLY, ETHTOOL_MSG_RINGS_NTF, ETHTOOL_A_RINGS_MAX, 0, Replies::Settings},
+    {Section::Channels, "CHANNELS", "ethtool CHANNELS reply", ETHTOOL_MSG_CHANNELS_GET,
+     ETHTOOL_MSG_CHANNELS_SET, ETHTOOL_MSG_CHANNELS_GET_REPLY, ETHTOOL_MSG_CHANNELS_NTF,
+     ETHTOOL_A_CHANNELS_MAX, 0, Replies::Settings},
+    {Section::Pause, "PAUSE", "ethtool PAUSE reply", ETHTOOL_MSG_PAUSE_GET, ETHTOOL_MSG_PAUSE_SET,
+     ETHTOOL_MSG_PAUSE_GET_REPLY, ETHTOOL_MSG_PAUSE_NTF, ETHTOOL_A_PAUSE_MAX, 0, Replies::Settings},
+    {Section::Features, "FEATURES", "ethtool FEATURES reply", ETHTOOL_MSG_FEATURES_GET,
+     ETHTOOL_MSG_FEATURES_SET, ETHTOOL_MSG_FEATURES_GET_REPLY, ETHTOOL_MSG_FEATURES_NTF,
+     ETHTOOL_A_FEATURES_MAX, ETHTOOL_FLAG_COMPACT_BITSETS, Replies::Features},
+};
+
+// Commands nictune sends that are no section's family, for describing requests.
+constexpr std::pair<uint8_t, std::string_view> kOtherCommands[] = {
+    {ETHTOOL_MSG_STRSET_GET, "STRSET_GET"},       {ETHTOOL_MSG_LINKINFO_GET, "LINKINFO_GET"},
+    {ETHTOOL_MSG_LINKINFO_SET, "LINKINFO_SET"},   {ETHTOOL_MSG_PRIVFLAGS_GET, "PRIVFLAGS_GET"},
+    {ETHTOOL_MSG_PRIVFLAGS_SET, "PRIVFLAGS_SET"},
+};
+
+// The kind of message a decoder expects, named in its errors.
+struct Kind {
+    std::string_view context;  // "ethtool RINGS reply"
+    std::string_view name;     // "RINGS"
+    uint8_t reply;             // ETHTOOL_MSG_*_GET_REPLY
+    uint8_t ntf;               // ETHTOOL_MSG_*_NTF; 0: the family has none
+};
+
+Kind kind_of(const Family& f) {
+    return {f.reply_context, f.name, f.reply, f.ntf};
+}
+
+constexpr Kind kPrivFlags{"ethtool PRIVFLAGS reply", "PRIVFLAGS", ETHTOOL_MSG_PRIVFLAGS_GET_REPLY,
+                          ETHTOOL_MSG_PRIVFLAGS_NTF};
+constexpr Kind kStrset{"ethtool STRSET reply", "STRSET", ETHTOOL_MSG_STRSET_GET_REPLY, 0};
+
+// The top-level attributes of a message of `kind`, checked whole.
+Result<AttrList> message_attrs(const nlmsghdr* nlh, const Kind& kind) {
+    auto cmd = genl_cmd(nlh, kind.context);
+    if (!cmd) return std::unexpected(std::move(cmd.error()));
+    if (*cmd != kind.reply && (kind.ntf == 0 || *cmd != kind.ntf))
+        return corrupt(kind.context,
+                       fmt::format("message command {} is not a {} reply{}", *cmd, kind.name,
+                                   kind.ntf != 0 ? " or notification" : ""));
+    return netlink::checked(AttrList::of(nlh, GENL_HDRLEN), kind.context, "attribute list");
+}
+
+// A per-device reply or notification of `kind`: its header nest
+// (kHeaderAttr, which every such reply has) and every other attribute
+// handed to on_attr, whose error stops the walk.
+template <class Fn>
+Result<Header> walk_reply(const nlmsghdr* nlh, const Kind& kind, Fn&& on_attr) {
+    auto attrs = message_attrs(nlh, kind);
+    if (!attrs) return std::unexpected(std::move(attrs.error()));
+    std::optional<Header> header;
+    for (const nlattr* a : *attrs) {
+        if (attr_type(a) == kHeaderAttr) {
+            auto h = decode_header(a, kind.context);
+            if (!h) return std::unexpected(std::move(h.error()));
+            header = std::move(*h);
+            continue;
+        }
+        if (Result<void> r = on_attr(a); !r) return std::unexpected(std::move(r.error()));
+    }
+    if (!header) return corrupt(kind.context, "reply has no header");
+    return std::move(*header);
+}
+
 }  // namespace
 
+std::span<const Family> families() {
+    return kFamilies;
+}
+
+const Family* family_of(Section s) {
+    for (const Family& f : kFamilies)
+        if (f.section == s) return &f;
+    return nullptr;
+}
+
+const Family* family_of_kernel_msg(uint8_t cmd) {
+    for (const Family& f : kFamilies)
+        if (f.reply == cmd || f.ntf == cmd) return &f;
+    return nullptr;
+}
+
 uint8_t get_cmd(Section s) {
-    switch (s) {
-        case Section::Link:
-            return ETHTOOL_MSG_LINKMODES_GET;
-        case Section::Coalesce:
-            return ETHTOOL_MSG_COALESCE_GET;
-        case Section::Rings:
-            return ETHTOOL_MSG_RINGS_GET;
-        case Section::Channels:
-            return ETHTOOL_MSG_CHANNELS_GET;
-        case Section::Features:
-            return ETHTOOL_MSG_FEATURES_GET;
-        case Section::Pause:
-            return ETHTOOL_MSG_PAUSE_GET;
-        default:
-            return ETHTOOL_MSG_USER_NONE;
-    }
+    const Family* f = family_of(s);
+    return f != nullptr ? f->get : uint8_t{ETHTOOL_MSG_USER_NONE};
 }
 
 uint8_t set_cmd(Section s) {
-    switch (s) {
-        case Section::Link:
-            return ETHTOOL_MSG_LINKMODES_SET;
-        case Section::Coalesce:
-            return ETHTOOL_MSG_COALESCE_SET;
-        case Section::Rings:
-            return ETHTOOL_MSG_RINGS_SET;
-        case Section::Channels:
-            return ETHTOOL_MSG_CHANNELS_SET;
-        case Section::Features:
-            return ETHTOOL_MSG_FEATURES_SET;
-        case Section::Pause:
-            return ETHTOOL_MSG_PAUSE_SET;
-        default:
-            return ETHTOOL_MSG_USER_NONE;
-    }
+    const Family* f = family_of(s);
+    return f != nullptr ? f->set : uint8_t{ETHTOOL_MSG_USER_NONE};
 }
 
 std::optional<Section> section_of_kernel_msg(uint8_t cmd) {
-    switch (cmd) {
-        case ETHTOOL_MSG_LINKMODES_GET_REPLY:
-        case ETHTOOL_MSG_LINKMODES_NTF:
-            return Section::Link;
-        case ETHTOOL_MSG_COALESCE_GET_REPLY:
-        case ETHTOOL_MSG_COALESCE_NTF:
-            return Section::Coalesce;
-        case ETHTOOL_MSG_RINGS_GET_REPLY:
-        case ETHTOOL_MSG_RINGS_NTF:
-            return Section::Rings;
-        case ETHTOOL_MSG_CHANNELS_GET_REPLY:
-        case ETHTOOL_MSG_CHANNELS_NTF:
-            return Section::Channels;
-        case ETHTOOL_MSG_FEATURES_GET_REPLY:
-        case ETHTOOL_MSG_FEATURES_NTF:
-            return Section::Features;
-        case ETHTOOL_MSG_PAUSE_GET_REPLY:
-        case ETHTOOL_MSG_PAUSE_NTF:
-            return Section::Pause;
-        default:
-            return std::nullopt;
-    }
+    const Family* f = family_of_kernel_msg(cmd);
+    if (f == nullptr) return std::nullopt;
+    return f->section;
 }
 
 uint32_t request_flags(Section s) {
-    // Features and link modes carry bitsets; compact ones are a few words
-    // instead of one nest per bit with its name (~3x the bytes and time).
-    return s == Section::Features || s == Section::Link ? ETHTOOL_FLAG_COMPACT_BITSETS : 0;
+    const Family* f = family_of(s);
+    return f != nullptr ? f->request_flags : 0;
+}
+
+std::string command_name(uint8_t cmd) {
+    for (const Family& f : kFamilies) {
+        if (f.get == cmd) return fmt::format("{}_GET", f.name);
+        if (f.set == cmd) return fmt::format("{}_SET", f.name);
+    }
+    for (const auto& [c, name] : kOtherCommands)
+        if (c == cmd) return std::string(name);
+    return fmt::format("command {}", cmd);
 }
 
 Result<Reply> decode_settings(Section section, const nlmsghdr* nlh) {
-    const char* context = reply_context(section);
-    auto cmd = genl_cmd(nlh, context);
-    if (!cmd) return std::unexpected(cmd.error());
-    if (section == Section::Features || section_of_kernel_msg(*cmd) != section)
-        return corrupt(context, fmt::format("message command {} is not a {} reply or "
-                                            "notification",
-                                            *cmd, family_name(section)));
-    auto attrs = top_attrs(nlh, context);
-    if (!attrs) return std::unexpected(attrs.error());
-
+    const Family* family = family_of(section);
+    if (family == nullptr || family->replies != Replies::Settings)
+        return corrupt("ethtool reply", fmt::format("[{}] has no ethtool settings family",
+                                                    section_info(section).name));
+    const Kind kind = kind_of(*family);
     Reply out;
-    bool have_header = false;
-    const uint16_t max = max_attr(section);
-    for (const nlattr* a : *attrs) {
+    auto header = walk_reply(nlh, kind, [&](const nlattr* a) -> Result<void> {
         const uint16_t type = attr_type(a);
-        if (type == kHeaderAttr) {
-            auto h = decode_header(a, context);
-            if (!h) return std::unexpected(h.error());
-            out.ifindex = h->ifindex;
-            out.ifname = std::move(h->ifname);
-            have_header = true;
-            continue;
-        }
-        if (type > max) continue;
+        if (type > family->max_attr) return {};
         auto key = key_for_attr(section, type);
-        if (!key) continue;  // bitsets, stats and other attributes not in the schema
+        if (!key) return {};  // bitsets, stats and other attributes not in the schema
         const KeyInfo& info = key_info(*key);
-        auto v = decode_value(info, a, context);
-        if (!v) return std::unexpected(v.error());
-        if (is_unknown_value(info, *v)) continue;
-        out.values.set(*key, *v);
-    }
-    if (!have_header) return corrupt(context, "reply has no header");
+        auto v = decode_value(info, a, kind.context);
+        if (!v) return std::unexpected(std::move(v.error()));
+        if (!is_unknown_value(info, *v)) out.values.set(*key, *v);
+        return {};
+    });
+    if (!header) return std::unexpected(std::move(header.error()));
+    out.ifindex = header->ifindex;
+    out.ifname = std::move(header->ifname);
     return out;
 }
 
 Result<FeaturesReply> decode_features(const nlmsghdr* nlh) {
-    const char* context = reply_context(Section::Features);
-    auto cmd = genl_cmd(nlh, context);
-    if (!cmd) return std::unexpected(cmd.error());
-    if (*cmd != ETHTOOL_MSG_FEATURES_GET_REPLY && *cmd != ETHTOOL_MSG_FEATURES_NTF)
-        return corrupt(context, fmt::format("message command {} is not a FEATURES reply or "
-                                            "notification",
-                                            *cmd));
-    auto attrs = top_attrs(nlh, context);
-    if (!attrs) return std::unexpected(attrs.error());
-
+    const Kind kind = kind_of(*family_of(Section::Features));
     FeaturesReply out;
-    bool have_header = false;
-    for (const nlattr* a : *attrs) {
+    auto header = walk_reply(nlh, kind, [&](const nlattr* a) -> Result<void> {
         std::vector<uint32_t>* target = nullptr;
         std::string_view what;
         switch (attr_type(a)) {
-            case ETHTOOL_A_FEATURES_HEADER: {
-                auto h = decode_header(a, context);
-                if (!h) return std::unexpected(h.error());
-                out.ifindex = h->ifindex;
-                out.ifname = std::move(h->ifname);
-                have_header = true;
-                continue;
-            }
             case ETHTOOL_A_FEATURES_HW:
                 target = &out.hw, what = "hw";
                 break;
@@ -448,14 +413,17 @@ Result<FeaturesReply> decode_features(const nlmsghdr* nlh) {
                 target = &out.nochange, what = "nochange";
                 break;
             default:
-                continue;
+                return {};
         }
-        auto set = decode_bitset(a, context, what);
-        if (!set) return std::unexpected(set.error());
+        auto set = decode_bitset(a, kind.context, what);
+        if (!set) return std::unexpected(std::move(set.error()));
         out.nbits = std::max(out.nbits, set->nbits);
         *target = std::move(set->bits);
-    }
-    if (!have_header) return corrupt(context, "reply has no header");
+        return {};
+    });
+    if (!header) return std::unexpected(std::move(header.error()));
+    out.ifindex = header->ifindex;
+    out.ifname = std::move(header->ifname);
     // The kernel sends all four maps with one size; make them uniform anyway
     // so that a missing map reads as all zeros.
     for (auto* map : {&out.hw, &out.wanted, &out.active, &out.nochange})
@@ -467,13 +435,9 @@ namespace {
 
 // The names of string set `id` in a STRSET reply; `what` names it in errors.
 Result<StringSetReply> decode_strings(const nlmsghdr* nlh, uint32_t set_id, std::string_view what) {
-    const char* context = "ethtool STRSET reply";
-    auto cmd = genl_cmd(nlh, context);
-    if (!cmd) return std::unexpected(cmd.error());
-    if (*cmd != ETHTOOL_MSG_STRSET_GET_REPLY)
-        return corrupt(context, fmt::format("message command {} is not a STRSET reply", *cmd));
-    auto attrs = top_attrs(nlh, context);
-    if (!attrs) return std::unexpected(attrs.error());
+    const std::string_view context = kStrset.context;
+    auto attrs = message_attrs(nlh, kStrset);
+    if (!attrs) return std::unexpected(std::move(attrs.error()));
     Header header;
     if (const nlattr* h = attrs->find(ETHTOOL_A_STRSET_HEADER)) {
         // Per-device sets name their device; global ones may not.
@@ -553,52 +517,34 @@ Result<FeatureNames> decode_feature_strings(const nlmsghdr* nlh) {
 }
 
 Result<StringSetReply> decode_string_set(const nlmsghdr* nlh, uint32_t id) {
-    return decode_strings(nlh, id, id == ETH_SS_LINK_MODES ? "link mode" : "string");
+    const std::string_view what = id == ETH_SS_FEATURES     ? "feature"
+                                  : id == ETH_SS_LINK_MODES ? "link mode"
+                                                            : "string";
+    return decode_strings(nlh, id, what);
 }
 
 Result<LinkModeBits> decode_link_mode_bits(const nlmsghdr* nlh) {
-    const char* context = reply_context(Section::Link);
-    auto cmd = genl_cmd(nlh, context);
-    if (!cmd) return std::unexpected(cmd.error());
-    if (section_of_kernel_msg(*cmd) != Section::Link)
-        return corrupt(context, fmt::format("message command {} is not a LINKMODES reply or "
-                                            "notification",
-                                            *cmd));
-    auto attrs = top_attrs(nlh, context);
-    if (!attrs) return std::unexpected(attrs.error());
+    const Kind kind = kind_of(*family_of(Section::Link));
     LinkModeBits out;
-    bool have_header = false;
-    for (const nlattr* a : *attrs) {
-        switch (attr_type(a)) {
-            case ETHTOOL_A_LINKMODES_HEADER: {
-                auto h = decode_header(a, context);
-                if (!h) return std::unexpected(h.error());
-                out.ifindex = h->ifindex;
-                have_header = true;
-                break;
-            }
-            case ETHTOOL_A_LINKMODES_OURS: {
-                auto vm = decode_value_mask(a, context, "ours");
-                if (!vm) return std::unexpected(vm.error());
-                out.nbits = std::max(out.nbits, vm->nbits);
-                // The kernel sends advertised as the value, supported as the mask.
-                out.advertised = vm->value;
-                out.supported = vm->nomask ? vm->value : vm->mask;
-                out.have_ours = true;
-                break;
-            }
-            case ETHTOOL_A_LINKMODES_PEER: {
-                auto vm = decode_value_mask(a, context, "peer");
-                if (!vm) return std::unexpected(vm.error());
-                out.nbits = std::max(out.nbits, vm->nbits);
-                out.peer = std::move(vm->value);
-                break;
-            }
-            default:
-                break;
+    auto header = walk_reply(nlh, kind, [&](const nlattr* a) -> Result<void> {
+        const uint16_t type = attr_type(a);
+        if (type != ETHTOOL_A_LINKMODES_OURS && type != ETHTOOL_A_LINKMODES_PEER) return {};
+        const bool ours = type == ETHTOOL_A_LINKMODES_OURS;
+        auto vm = decode_value_mask(a, kind.context, ours ? "ours" : "peer");
+        if (!vm) return std::unexpected(std::move(vm.error()));
+        out.nbits = std::max(out.nbits, vm->nbits);
+        if (ours) {
+            // The kernel sends advertised as the value, supported as the mask.
+            out.advertised = vm->value;
+            out.supported = vm->nomask ? vm->value : vm->mask;
+            out.have_ours = true;
+        } else {
+            out.peer = std::move(vm->value);
         }
-    }
-    if (!have_header) return corrupt(context, "reply has no header");
+        return {};
+    });
+    if (!header) return std::unexpected(std::move(header.error()));
+    out.ifindex = header->ifindex;
     for (auto* map : {&out.supported, &out.advertised, &out.peer})
         map->resize(words_for(out.nbits));
     return out;
@@ -653,38 +599,17 @@ void encode_features(nlmsghdr* nlh, uint32_t nbits,
 }
 
 Result<PrivFlagsReply> decode_private_flags(const nlmsghdr* nlh) {
-    const char* context = "ethtool PRIVFLAGS reply";
-    auto cmd = genl_cmd(nlh, context);
-    if (!cmd) return std::unexpected(cmd.error());
-    if (*cmd != ETHTOOL_MSG_PRIVFLAGS_GET_REPLY && *cmd != ETHTOOL_MSG_PRIVFLAGS_NTF)
-        return corrupt(
-            context,
-            fmt::format("message command {} is not a PRIVFLAGS reply or notification", *cmd));
-    auto attrs = top_attrs(nlh, context);
-    if (!attrs) return std::unexpected(attrs.error());
     PrivFlagsReply out;
-    bool have_header = false;
-    for (const nlattr* a : *attrs) {
-        switch (attr_type(a)) {
-            case ETHTOOL_A_PRIVFLAGS_HEADER: {
-                auto h = decode_header(a, context);
-                if (!h) return std::unexpected(h.error());
-                out.ifindex = h->ifindex;
-                have_header = true;
-                break;
-            }
-            case ETHTOOL_A_PRIVFLAGS_FLAGS: {
-                auto set = decode_bitset(a, context, "flags");
-                if (!set) return std::unexpected(set.error());
-                out.nbits = set->nbits;
-                out.bits = std::move(set->bits);
-                break;
-            }
-            default:
-                break;
-        }
-    }
-    if (!have_header) return corrupt(context, "reply has no header");
+    auto header = walk_reply(nlh, kPrivFlags, [&](const nlattr* a) -> Result<void> {
+        if (attr_type(a) != ETHTOOL_A_PRIVFLAGS_FLAGS) return {};
+        auto set = decode_bitset(a, kPrivFlags.context, "flags");
+        if (!set) return std::unexpected(std::move(set.error()));
+        out.nbits = set->nbits;
+        out.bits = std::move(set->bits);
+        return {};
+    });
+    if (!header) return std::unexpected(std::move(header.error()));
+    out.ifindex = header->ifindex;
     out.bits.resize(words_for(out.nbits));
     return out;
 }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,15 +81,44 @@ std::vector<PrivateFlag> to_private_flags(const PrivFlagsReply& r, const Feature
 // ones), so only the named flags change.
 void encode_private_flags(nlmsghdr* nlh, std::span<const PrivateFlag> flags);
 
-// Message commands of each family.
-uint8_t get_cmd(Section s);  // ETHTOOL_MSG_*_GET
-uint8_t set_cmd(Section s);  // ETHTOOL_MSG_*_SET
-// The section a kernel message (GET_REPLY or NTF) belongs to; nullopt for others.
+// What a family's replies carry, and so which decoder reads them.
+enum class Replies : uint8_t {
+    Settings,  // schema scalars: decode_settings
+    Features,  // the four feature bitsets: decode_features
+};
+
+// One row per ethtool message family that is one of nictune's sections, in
+// the order a read asks for them (codecs.cpp, kFamilies). Adding a section
+// read over ethtool netlink is one row here, its keys and attributes in the
+// schema table (model/schema.cpp), and nothing else in ethnl/ or backend/.
+struct Family {
+    Section section;
+    std::string_view name;           // "RINGS": the kernel's name for the family
+    std::string_view reply_context;  // "ethtool RINGS reply": names a decoding error
+    uint8_t get;                     // ETHTOOL_MSG_*_GET
+    uint8_t set;                     // ETHTOOL_MSG_*_SET
+    uint8_t reply;                   // ETHTOOL_MSG_*_GET_REPLY
+    uint8_t ntf;                     // ETHTOOL_MSG_*_NTF (the monitor group's)
+    // ETHTOOL_A_*_MAX as far as the pinned headers (third_party/uapi) know
+    // it: a newer kernel's attributes above it are skipped unread.
+    uint16_t max_attr;
+    // The header flags of a GET or dump (ETHTOOL_FLAG_COMPACT_BITSETS where
+    // replies hold bitsets). Socket::get()/dump() take them from the caller.
+    uint32_t request_flags;
+    Replies replies;
+};
+std::span<const Family> families();
+const Family* family_of(Section s);  // nullptr: not an ethtool family
+// The family of a kernel message (GET_REPLY or NTF); nullptr for others.
+const Family* family_of_kernel_msg(uint8_t cmd);
+
+// The table's columns one at a time, for callers that need one.
+uint8_t get_cmd(Section s);  // ETHTOOL_MSG_USER_NONE for no family
+uint8_t set_cmd(Section s);
 std::optional<Section> section_of_kernel_msg(uint8_t cmd);
-// The header flags a GET or dump of `s` should carry: ETHTOOL_FLAG_COMPACT_BITSETS
-// for Features and Link (LINKMODES), whose replies hold bitsets; 0 otherwise.
-// Socket::get()/dump() take the flags from the caller, so callers pass this.
-uint32_t request_flags(Section s);
+uint32_t request_flags(Section s);  // 0 for no family
+// "RINGS_SET", "STRSET_GET", "command 99": a request's command in errors.
+std::string command_name(uint8_t cmd);
 // The request header nest attribute of each family (ETHTOOL_A_*_HEADER == 1 for all).
 inline constexpr uint16_t kHeaderAttr = 1;
 

@@ -1,5 +1,6 @@
-// ethtool generic netlink over libmnl: family lookup, requests, dumps, ACKs
-// with the kernel's extack text, and the "monitor" multicast group.
+// ethtool generic netlink: family lookup, requests, dumps, SETs and the
+// "monitor" multicast group, over netlink/'s Channel (which matches replies
+// and ACKs, reads the kernel's extack text and batches SETs).
 //
 // The socket lives in the network namespace of the thread that opened it.
 #pragma once
@@ -14,15 +15,14 @@
 #include <vector>
 
 #include "model/nic_state.hpp"
+#include "netlink/channel.hpp"
 #include "util/error.hpp"
-
-struct mnl_socket;
 
 namespace nictune::ethnl {
 
 // Called once per reply message of a GET or dump; the message is only valid
 // during the call. Returning an error stops the request and is returned by it.
-using ReplyFn = std::function<Result<void>(const nlmsghdr*)>;
+using ReplyFn = netlink::MessageFn;
 
 // Appends the request's attributes after the header nest (see codecs.hpp).
 using BuildFn = std::function<void(nlmsghdr*)>;
@@ -32,9 +32,6 @@ class Socket {
     // Opens a NETLINK_GENERIC socket, resolves the "ethtool" family and its
     // "monitor" group, and turns on extended ACKs.
     static Result<std::unique_ptr<Socket>> open();
-    ~Socket();
-    Socket(const Socket&) = delete;
-    Socket& operator=(const Socket&) = delete;
 
     [[nodiscard]] uint16_t family_id() const { return family_; }
     [[nodiscard]] uint32_t monitor_group() const { return monitor_group_; }
@@ -88,21 +85,17 @@ class Socket {
     Result<void> receive_notifications(const ReplyFn& on_msg);
 
   private:
-    Socket() = default;
+    explicit Socket(netlink::Channel nl) : nl_(std::move(nl)) {}
     Result<void> resolve_family();
     Result<void> run(nlmsghdr* request, const ReplyFn& on_reply);
     // One STRSET_GET of set_id: a device's (ifindex > 0) or the global one
     // (0). Absent: the kernel sent no such set.
     Result<std::optional<FeatureNames>> string_set(int ifindex, uint32_t set_id);
 
-    mnl_socket* nl_ = nullptr;
-    uint32_t portid_ = 0;
-    uint32_t seq_ = 0;
+    netlink::Channel nl_;
     uint16_t family_ = 0;
     uint32_t monitor_group_ = 0;
-    std::shared_ptr<const FeatureNames> feature_names_;
     std::vector<std::pair<uint32_t, std::shared_ptr<const FeatureNames>>> global_strings_;
-    std::unique_ptr<char[]> buf_;  // >= 32 KiB receive buffer (dumps come in 32 KiB chunks)
 };
 
 }  // namespace nictune::ethnl

@@ -1,9 +1,8 @@
-// rtnetlink links through libnl: one RTM_GETLINK dump for every interface,
-// per-link GET, RTM_NEWLINK changes (MTU, txqueuelen) with the kernel's
-// extack text, and RTNLGRP_LINK events.
-//
-// libnl 3.7 has no getter for IFLA_MIN_MTU/IFLA_MAX_MTU, so link messages are
-// decoded here from their attributes (decode_link), for dumps and events alike.
+// rtnetlink links: one RTM_GETLINK dump for every interface, per-link GET,
+// RTM_NEWLINK changes (MTU, txqueuelen) with the kernel's extack text, and
+// RTNLGRP_LINK events. Messages are built and decoded here (decode_link, for
+// dumps and events alike; libnl 3.7 had no getter for IFLA_MIN_MTU/MAX_MTU);
+// netlink/'s Channel sends them and matches the answers.
 //
 // Names (the link's and its alternative names) are in nictune's text form
 // (escape_name, util/strings.hpp) on this side of the interface: decode_link
@@ -23,9 +22,8 @@
 #include <vector>
 
 #include "model/nic_state.hpp"
+#include "netlink/channel.hpp"
 #include "util/error.hpp"
-
-struct nl_sock;
 
 namespace nictune::rtnl {
 
@@ -68,9 +66,6 @@ struct LinkChange {
 class Socket {
   public:
     static Result<std::unique_ptr<Socket>> open();
-    ~Socket();
-    Socket(const Socket&) = delete;
-    Socket& operator=(const Socket&) = delete;
 
     using LinkFn = std::function<void(Link&&)>;
 
@@ -104,8 +99,11 @@ class Socket {
     Result<void> receive_events(const std::function<void(Link&&, bool deleted)>& on_event);
 
   private:
-    Socket() = default;
-    nl_sock* sk_ = nullptr;
+    explicit Socket(netlink::Channel nl) : nl_(std::move(nl)) {}
+    // A GET of one link (`request` built, NLM_F_ACK and the stats filter
+    // added here).
+    Result<Link> get_one(nlmsghdr* request, const std::string& context);
+    netlink::Channel nl_;
 };
 
 }  // namespace nictune::rtnl

@@ -1,7 +1,7 @@
 // rtnetlink's standard interface statistics (RTM_GETSTATS with only
 // IFLA_STATS_LINK_64: about 200 bytes per device, against a whole
 // RTM_NEWLINK with IFLA_STATS64), one dump for every interface or one GET.
-// Over libmnl: a request and its replies, nothing else.
+// A request and its replies over netlink/'s Channel, nothing else.
 #pragma once
 
 #include <linux/netlink.h>
@@ -11,9 +11,8 @@
 #include <utility>
 
 #include "model/health.hpp"
+#include "netlink/channel.hpp"
 #include "util/error.hpp"
-
-struct mnl_socket;
 
 namespace nictune::rtnl {
 
@@ -28,9 +27,6 @@ Result<StatsReply> decode_stats(const nlmsghdr* nlh);
 class StatsSocket {
   public:
     static Result<std::unique_ptr<StatsSocket>> open();
-    ~StatsSocket();
-    StatsSocket(const StatsSocket&) = delete;
-    StatsSocket& operator=(const StatsSocket&) = delete;
 
     // Every interface of the namespace.
     Result<void> dump(const std::function<void(int ifindex, const LinkStats&)>& on_stats);
@@ -38,13 +34,10 @@ class StatsSocket {
     Result<LinkStats> get(int ifindex);
 
   private:
-    StatsSocket() = default;
+    explicit StatsSocket(netlink::Channel nl) : nl_(std::move(nl)) {}
     Result<void> run(int ifindex, bool dump,
                      const std::function<void(int, const LinkStats&)>& on_stats);
-    mnl_socket* nl_ = nullptr;
-    uint32_t portid_ = 0;
-    uint32_t seq_ = 0;
-    std::unique_ptr<char[]> buf_;
+    netlink::Channel nl_;
 };
 
 }  // namespace nictune::rtnl

@@ -19,11 +19,17 @@
 #include <string>
 #include <vector>
 
-#include "ethnl/attr.hpp"
 #include "ethnl/codecs.hpp"
+#include "netlink/attr.hpp"
 
 namespace nictune::ethnl {
 namespace {
+
+using netlink::attr_get;
+using netlink::attr_len;
+using netlink::attr_str;
+using netlink::attr_type;
+using netlink::AttrList;
 
 // Any id: the decoders look at the genetlink command, not at the family id
 // (which the kernel assigns at boot).
@@ -973,28 +979,25 @@ TEST(EthnlCommands, MapEachSectionToItsMessageFamily) {
     EXPECT_FALSE(section_of_kernel_msg(ETHTOOL_MSG_LINKINFO_NTF).has_value());
 }
 
-TEST(AttrList, WalksNestsAndTellsACompleteListFromACutOne) {
-    Msg m(ETHTOOL_MSG_RINGS_GET_REPLY);
-    m.u8(1, 1).begin(2).u32(1, 5).str(2, "x").end().u32(3, 9);
-    AttrList top = AttrList::of(m.nlh(), GENL_HDRLEN);
-    EXPECT_TRUE(top.complete());
-    std::vector<uint16_t> types;
-    for (const nlattr* a : top)
-        types.push_back(attr_type(a));
-    EXPECT_EQ(types, (std::vector<uint16_t>{1, 2, 3}));
-    const nlattr* nest = top.find(2);
-    ASSERT_NE(nest, nullptr);
-    EXPECT_EQ(attr_get<uint32_t>(AttrList::nested(nest).find(1)), 5U);
-    EXPECT_EQ(attr_str(AttrList::nested(nest).find(2)), "x");
-    EXPECT_EQ(attr_get<uint16_t>(top.find(3)), std::nullopt);  // a u32 is not a u16
-
-    m.nlh()->nlmsg_len -= 4;  // cut the last attribute's value
-    AttrList cut = AttrList::of(m.nlh(), GENL_HDRLEN);
-    EXPECT_FALSE(cut.complete());
-    types.clear();
-    for (const nlattr* a : cut)
-        types.push_back(attr_type(a));
-    EXPECT_EQ(types, (std::vector<uint16_t>{1, 2}));
+TEST(EthnlCommands, TheFamilyTableHasOneRowPerSectionAndNamesItsCommands) {
+    std::vector<Section> seen;
+    for (const Family& f : families()) {
+        SCOPED_TRACE(f.name);
+        EXPECT_EQ(std::count(seen.begin(), seen.end(), f.section), 0);
+        seen.push_back(f.section);
+        EXPECT_EQ(family_of(f.section), &f);
+        EXPECT_EQ(family_of_kernel_msg(f.reply), &f);
+        EXPECT_EQ(family_of_kernel_msg(f.ntf), &f);
+        EXPECT_GT(f.max_attr, kHeaderAttr);
+        EXPECT_EQ(f.reply_context, "ethtool " + std::string(f.name) + " reply");
+        EXPECT_EQ(command_name(f.set), std::string(f.name) + "_SET");
+        EXPECT_EQ(f.replies == Replies::Features, f.section == Section::Features);
+    }
+    EXPECT_EQ(seen.size(), 6U);
+    EXPECT_EQ(family_of(Section::Irq), nullptr);
+    EXPECT_EQ(command_name(ETHTOOL_MSG_STRSET_GET), "STRSET_GET");
+    EXPECT_EQ(command_name(ETHTOOL_MSG_RINGS_GET), "RINGS_GET");
+    EXPECT_EQ(command_name(250), "command 250");
 }
 
 }  // namespace

@@ -1,21 +1,28 @@
-// Netlink attribute iteration for C++. libmnl's mnl_attr_for_each* macros
-// assign void* to a typed pointer and do not compile as C++; this wrapper
-// walks the same layout with libmnl's own bounds check (mnl_attr_ok) and
-// also tells whether the walk reached the end, so that a decoder can tell a
-// truncated message from a complete one.
+// Netlink attribute iteration for C++, one walker for ethtool's generic
+// netlink and for rtnetlink. libmnl's mnl_attr_for_each* macros assign void*
+// to a typed pointer and do not compile as C++; this wrapper walks the same
+// layout with libmnl's own bounds check (mnl_attr_ok) and also tells whether
+// the walk reached the end, so that a decoder can tell a truncated message
+// from a complete one (checked() turns that into the error decoders return).
 #pragma once
 
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
-namespace nictune::ethnl {
+#include "util/error.hpp"
+
+namespace nictune::netlink {
 
 // The attributes laid out back to back in [data, data + len).
 class AttrList {
@@ -109,6 +116,42 @@ inline uint16_t attr_len(const nlattr* a) {
     return mnl_attr_get_payload_len(a);
 }
 
+// The list itself when it is complete(), else Errc::Internal in `context`:
+// "WHAT is truncated (an attribute runs past its end)". Decoders check a list
+// once, then iterate it knowing that every attribute lies inside.
+inline Result<AttrList> checked(AttrList list, std::string_view context, std::string_view what) {
+    if (list.complete()) return list;
+    return fail(Errc::Internal, std::string(context),
+                std::string(what) + " is truncated (an attribute runs past its end)");
+}
+
+// A message of one of `types` (nullptr or any other type is an error), its
+// fixed header (ifinfomsg, rtmsg, ...) copied into `fixed`, and the
+// attributes after it, checked(); "truncated NAME" when the message cannot
+// hold the header.
+template <class T>
+Result<AttrList> fixed_header(const nlmsghdr* nlh, std::initializer_list<uint16_t> types, T& fixed,
+                              std::string_view context, std::string_view name) {
+    if (nlh == nullptr) return fail(Errc::Internal, std::string(context), "no message");
+    if (std::find(types.begin(), types.end(), nlh->nlmsg_type) == types.end())
+        return fail(Errc::Internal, std::string(context),
+                    "unexpected message type " + std::to_string(nlh->nlmsg_type));
+    if (nlh->nlmsg_len < NLMSG_SPACE(sizeof(T)))
+        return fail(Errc::Internal, std::string(context), "truncated " + std::string(name));
+    std::memcpy(&fixed, NLMSG_DATA(nlh), sizeof(T));
+    return checked(AttrList::of(nlh, NLMSG_ALIGN(sizeof(T))), context, "attribute list");
+}
+
+// Starts a request in `buf` (aligned for nlmsghdr): its header and a zeroed
+// fixed header T (genlmsghdr, ifinfomsg, ...) to fill in.
+template <class T>
+T* start_message(void* buf, uint16_t type, uint16_t flags, nlmsghdr** nlh) {
+    *nlh = mnl_nlmsg_put_header(buf);
+    (*nlh)->nlmsg_type = type;
+    (*nlh)->nlmsg_flags = flags;
+    return static_cast<T*>(mnl_nlmsg_put_extra_header(*nlh, sizeof(T)));
+}
+
 // Fixed-width values: nullopt unless the payload has exactly sizeof(T) bytes
 // (the kernel never pads or shortens them; anything else is corrupt).
 template <class T>
@@ -128,4 +171,25 @@ inline std::optional<std::string_view> attr_str(const nlattr* a) {
     return std::string_view(p, static_cast<std::size_t>(static_cast<const char*>(nul) - p));
 }
 
-}  // namespace nictune::ethnl
+// rtnetlink's readers are lenient where ethtool's are strict: a value is its
+// first sizeof(T) bytes (nullopt if there are fewer), and a string stops at
+// its first NUL or at the attribute's end.
+template <class T>
+std::optional<T> attr_get_prefix(const nlattr* a) {
+    if (mnl_attr_get_payload_len(a) < sizeof(T)) return std::nullopt;
+    T v;
+    std::memcpy(&v, mnl_attr_get_payload(a), sizeof(T));
+    return v;
+}
+
+inline std::string_view attr_text(const nlattr* a) {
+    const char* p = static_cast<const char*>(mnl_attr_get_payload(a));
+    return {p, strnlen(p, mnl_attr_get_payload_len(a))};
+}
+
+// The payload as bytes (addresses, structs).
+inline std::span<const uint8_t> attr_bytes(const nlattr* a) {
+    return {static_cast<const uint8_t*>(mnl_attr_get_payload(a)), mnl_attr_get_payload_len(a)};
+}
+
+}  // namespace nictune::netlink
