@@ -530,8 +530,9 @@ to_defaults || say "ports not at the defaults at the end"
 # set ring buffer of ...", "Could not set coalesce settings ..."), and the
 # .link parser logs unknown keys or bad values with the file name.
 timeout 120 journalctl -b --no-pager -o short-monotonic -u systemd-udevd.service >"$LOGS/udevd-journal.txt" 2>&1
-nwarn=0 first_warn=
+nwarn=0 first_warn='' jlines=0
 while IFS= read -r line; do
+  jlines=$((jlines + 1))
   [[ $line == *eni1np* || $line == *"${LINK_FILE##*/}"* ]] || continue
   [[ $line == *"Could not"* || $line == *[Ff]ailed* || $line == *ignoring* || $line == *[Uu]nknown* ]] || continue
   nwarn=$((nwarn + 1))
@@ -540,6 +541,36 @@ done <"$LOGS/udevd-journal.txt"
 meta udevd_journal_warnings "$nwarn"
 meta udevd_journal_first_warning "${first_warn:-none}"
 say "udevd's journal: $nwarn warnings about the ports or the .link file${first_warn:+; first: $first_warn}"
+
+# The control: a ring above the port's maximum must make udevd log a failed
+# setting, and the scan above must see it (otherwise "0 warnings" means
+# nothing). One port, untimed, after the count.
+to_defaults || say "ports not at the defaults before the udevd control"
+link_file_write
+sed -i "s/^RxBufferSize=.*/RxBufferSize=$((RING_MAX * 2))/" "$LINK_FILE"
+cp "$LINK_FILE" "$LOGS/control-${LINK_FILE##*/}"
+UD_MATCH=("--sysname-match=${PORTS[0]}")
+udevd_apply add "$LOGS/control-udevd.apply.txt"
+meta udevd_control_rcs "$UD_RCS"
+rm -f "$LINK_FILE"
+timeout -k 5 120 udevadm control --reload >/dev/null 2>&1
+timeout 120 journalctl -b --no-pager -o short-monotonic -u systemd-udevd.service >"$LOGS/udevd-journal-control.txt" 2>&1
+# Only the lines after those the count above read.
+cwarn=0 first_cwarn='' i=0
+while IFS= read -r line; do
+  i=$((i + 1))
+  ((i > jlines)) || continue
+  [[ $line == *"${PORTS[0]}"* ]] || continue
+  [[ $line == *"Could not"* || $line == *[Ff]ailed* || $line == *ignoring* || $line == *[Uu]nknown* ]] || continue
+  cwarn=$((cwarn + 1))
+  [[ -n $first_cwarn ]] || first_cwarn=$line
+done <"$LOGS/udevd-journal-control.txt"
+read_port "${PORTS[0]}"
+meta udevd_control_state "$ST"
+meta udevd_control_warnings "$cwarn"
+meta udevd_control_first_warning "${first_cwarn:-none}"
+say "udevd control (RxBufferSize=$((RING_MAX * 2)) > max $RING_MAX on ${PORTS[0]}): $cwarn new warnings; port then: $ST"
+to_defaults || say "ports not at the defaults after the udevd control"
 meta fails "$FAILS"
 say "done: $FAILS failures"
 finish 0
