@@ -13,6 +13,7 @@
 #      measurement, removed after it)
 #   3. tuned.service started on the baseline profile
 #   4. "shipped": Debian's tuned as packaged, once: does it apply the settings?
+#      (skipped with BENCH_SHIPPED=0)
 #   5. tuned's plugin_net.py patched in the guest's RAM overlay (the upstream
 #      fix for "CQE mode RX", tuned PR #736), tuned restarted
 #   6. one warm-up of each tool; one probe of udevd on a "change" event
@@ -52,6 +53,7 @@ OUT=${HARNESS_OUT:-/tmp/vm-tuned-out}
 NTC=${NICTUNECTL:-nictunectl}
 REPS=${BENCH_REPS:-5}
 NPORTS=${BENCH_PORTS:-32}
+SHIPPED=${BENCH_SHIPPED:-1}
 RX_USECS=50 TX_USECS=50 RING_RX=4096 RING_TX=4096 RING_MAX=8192
 NSIM_ID=1
 NSIM_SYS=/sys/bus/netdevsim/devices/netdevsim$NSIM_ID
@@ -448,35 +450,38 @@ else
 fi
 
 # --- 4. Debian's tuned as shipped: once ----------------------------------------
-to_defaults || die "ports not at the defaults before the shipped-tuned run"
-t0=$EPOCHREALTIME
-timeout -k 5 300 tuned-adm profile "$T_PROFILE" >"$LOGS/shipped-tuned.apply.txt" 2>&1
-rc=$?
-s=$(elapsed "$t0")
-count_not "$WANT"
-n=$?
-# What did it set? Count per value on every port.
-coal=0 ring=0
-for d in "${PORTS[@]}"; do
-  read_port "$d"
-  [[ $ST == "arx=on atx=on rxu=$RX_USECS txu=$TX_USECS "* ]] && coal=$((coal + 1))
-  [[ $ST == *" rx=$RING_RX tx=$RING_TX" ]] && ring=$((ring + 1))
-done
-unk=$(grep -c "unknown coalesce parameter" /var/log/tuned/tuned.log 2>/dev/null)
-unk_line=$(grep -m 1 "unknown coalesce parameter" /var/log/tuned/tuned.log 2>/dev/null)
-say "shipped tuned: tuned-adm exit $rc after $s s; ports with every value: $((NPORTS - n))/$NPORTS; coalescing set on $coal, rings on $ring; tuned.log 'unknown coalesce parameter' x$unk"
-meta shipped_cmd_s "$s"
-meta shipped_rc "$rc"
-meta shipped_ports_all "$((NPORTS - n))"
-meta shipped_ports_coalesce "$coal"
-meta shipped_ports_rings "$ring"
-meta shipped_unknown_coalesce_lines "$unk"
-meta shipped_unknown_coalesce_first "${unk_line:-none}"
-t0=$EPOCHREALTIME
-timeout -k 5 300 tuned-adm profile "$T_BASE" >"$LOGS/shipped-tuned.undo.txt" 2>&1
-meta shipped_undo_s "$(elapsed "$t0")"
-to_defaults || die "ports not at the defaults after the shipped-tuned run"
-meta shipped_undo_left "$RESET_FIXED"
+meta shipped_run "$SHIPPED"
+if ((SHIPPED)); then
+  to_defaults || die "ports not at the defaults before the shipped-tuned run"
+  t0=$EPOCHREALTIME
+  timeout -k 5 300 tuned-adm profile "$T_PROFILE" >"$LOGS/shipped-tuned.apply.txt" 2>&1
+  rc=$?
+  s=$(elapsed "$t0")
+  count_not "$WANT"
+  n=$?
+  # What did it set? Count per value on every port.
+  coal=0 ring=0
+  for d in "${PORTS[@]}"; do
+    read_port "$d"
+    [[ $ST == "arx=on atx=on rxu=$RX_USECS txu=$TX_USECS "* ]] && coal=$((coal + 1))
+    [[ $ST == *" rx=$RING_RX tx=$RING_TX" ]] && ring=$((ring + 1))
+  done
+  unk=$(grep -c "unknown coalesce parameter" /var/log/tuned/tuned.log 2>/dev/null)
+  unk_line=$(grep -m 1 "unknown coalesce parameter" /var/log/tuned/tuned.log 2>/dev/null)
+  say "shipped tuned: tuned-adm exit $rc after $s s; ports with every value: $((NPORTS - n))/$NPORTS; coalescing set on $coal, rings on $ring; tuned.log 'unknown coalesce parameter' x$unk"
+  meta shipped_cmd_s "$s"
+  meta shipped_rc "$rc"
+  meta shipped_ports_all "$((NPORTS - n))"
+  meta shipped_ports_coalesce "$coal"
+  meta shipped_ports_rings "$ring"
+  meta shipped_unknown_coalesce_lines "$unk"
+  meta shipped_unknown_coalesce_first "${unk_line:-none}"
+  t0=$EPOCHREALTIME
+  timeout -k 5 300 tuned-adm profile "$T_BASE" >"$LOGS/shipped-tuned.undo.txt" 2>&1
+  meta shipped_undo_s "$(elapsed "$t0")"
+  to_defaults || die "ports not at the defaults after the shipped-tuned run"
+  meta shipped_undo_left "$RESET_FIXED"
+fi
 
 # --- 5. the upstream fix, in the guest's RAM overlay only -----------------------
 cp "$TUNED_PLUGIN" "$WORK/plugin_net.py.orig"
