@@ -197,7 +197,7 @@ TEST(AttrList, RejectsBytesLeftThatCannotHoldAnAttribute) {
 // ---------------------------------------------------------------------------
 // The loops, against the generic netlink controller: CTRL_CMD_GETFAMILY of a
 // family that exists is answered with its description, of one that does not
-// with ENOENT.
+// with ENOENT (names stay under GENL_NAMSIZ: a longer one is EINVAL).
 
 void build_lookup(nlmsghdr* nlh, const char* family, uint16_t flags) {
     nlh->nlmsg_type = GENL_ID_CTRL;
@@ -230,12 +230,12 @@ TEST(Channel, HandsOverTheReplyAndMapsARefusal) {
     EXPECT_EQ(replies, 1);
 
     req = mnl_nlmsg_put_header(buf.data());
-    build_lookup(req, "nictune-no-such-family", NLM_F_REQUEST | NLM_F_ACK);
+    build_lookup(req, "nt-no-family", NLM_F_REQUEST | NLM_F_ACK);
     auto bad = ch->request(req, family_asked, nullptr);
     ASSERT_FALSE(bad.has_value());
     EXPECT_EQ(bad.error().code, Errc::Kernel);
     EXPECT_EQ(bad.error().sys_errno, ENOENT);
-    EXPECT_EQ(bad.error().context, "lookup nictune-no-such-family");
+    EXPECT_EQ(bad.error().context, "lookup nt-no-family");
 
     // A callback's error is the request's, and the socket stays in step:
     // the next request reads its own answer.
@@ -247,7 +247,7 @@ TEST(Channel, HandsOverTheReplyAndMapsARefusal) {
     ASSERT_FALSE(stopped.has_value());
     EXPECT_EQ(stopped.error().context, "decoder");
     req = mnl_nlmsg_put_header(buf.data());
-    build_lookup(req, "nictune-no-such-family", NLM_F_REQUEST | NLM_F_ACK);
+    build_lookup(req, "nt-no-family", NLM_F_REQUEST | NLM_F_ACK);
     auto next = ch->request(req, family_asked, nullptr);
     ASSERT_FALSE(next.has_value());
     EXPECT_EQ(next.error().sys_errno, ENOENT);
@@ -264,7 +264,7 @@ TEST(Channel, BatchGivesEachRequestItsOwnResultAcrossWindows) {
     auto fails = [](std::size_t i) { return i % 4 != 0; };
     std::vector<std::string> names(kCount);
     for (std::size_t i = 0; i < kCount; ++i)
-        names[i] = fails(i) ? "nictune-missing-" + std::to_string(i) : "nlctrl";
+        names[i] = fails(i) ? "nt-missing-" + std::to_string(i) : "nlctrl";
     auto results = ch->send_batch(
         kCount,
         [&](std::size_t i, nlmsghdr* nlh) -> Result<void> {
@@ -292,7 +292,7 @@ TEST(Channel, BatchGivesEachRequestItsOwnResultAcrossWindows) {
     // and left nothing behind for the next request.
     RequestBuffer buf{};
     nlmsghdr* req = mnl_nlmsg_put_header(buf.data());
-    build_lookup(req, "nictune-no-such-family", NLM_F_REQUEST | NLM_F_ACK);
+    build_lookup(req, "nt-no-family", NLM_F_REQUEST | NLM_F_ACK);
     auto next = ch->request(req, family_asked, nullptr);
     ASSERT_FALSE(next.has_value());
     EXPECT_EQ(next.error().sys_errno, ENOENT);
