@@ -158,10 +158,16 @@ def error_text(rc, out, err):
 
 def parse_json(module, what, rc, out, err):
     try:
-        return json.loads(out)
+        doc = json.loads(out)
     except ValueError:
         module.fail_json(msg="%s: %s" % (what, error_text(rc, out, err)), rc=rc,
                          stdout=out, stderr=err)
+    # A command that fails before it has a result prints {"error": {...}}
+    # alone (a profile that does not load: file:line:column in its text).
+    if isinstance(doc, dict) and set(doc) == {"error"}:
+        module.fail_json(msg=error_text(rc, out, err), rc=rc, stdout=out, stderr=err,
+                         error=doc["error"])
+    return doc
 
 
 def applied(module, ctl):
