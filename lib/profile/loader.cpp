@@ -16,6 +16,7 @@
 #include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
 #include "util/strings.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::profile {
 namespace fs = std::filesystem;
@@ -649,8 +650,8 @@ std::vector<fs::path> default_search_path(const std::vector<fs::path>& extra_dir
 
 Result<std::string> read_trusted_file(const fs::path& path, bool require_root_owned) {
     const std::string p = path.string();
-    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
+    const UniqueFd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!fd) {
         int err = errno;
         if (err == ELOOP) return fail(Errc::InvalidProfile, p, "symbolic link loop");
         auto e = fail_errno(err, p);
@@ -658,53 +659,38 @@ Result<std::string> read_trusted_file(const fs::path& path, bool require_root_ow
         return e;
     }
     struct stat st {};
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        ::close(fd);
-        return fail_errno(err, p, Errc::InvalidProfile);
-    }
-    auto done = [&](Result<std::string> r) {
-        ::close(fd);
-        return r;
-    };
-    if (!S_ISREG(st.st_mode)) return done(fail(Errc::InvalidProfile, p, "not a regular file"));
+    if (fstat(fd.get(), &st) != 0) return fail_errno(errno, p, Errc::InvalidProfile);
+    if (!S_ISREG(st.st_mode)) return fail(Errc::InvalidProfile, p, "not a regular file");
     if (static_cast<std::size_t>(st.st_size) > kMaxFileSize)
-        return done(fail(Errc::InvalidProfile, p,
-                         "file is " + std::to_string(st.st_size) + " bytes; the limit is " +
-                             std::to_string(kMaxFileSize)));
+        return fail(Errc::InvalidProfile, p,
+                    "file is " + std::to_string(st.st_size) + " bytes; the limit is " +
+                        std::to_string(kMaxFileSize));
     if (require_root_owned) {
         if (auto why = describe_mode_problem(st); !why.empty())
-            return done(
-                fail(Errc::InvalidProfile, p,
-                     "refusing to load: the file is " + why +
-                         " (as root, nictune trusts only files that only root can change)"));
+            return fail(Errc::InvalidProfile, p,
+                        "refusing to load: the file is " + why +
+                            " (as root, nictune trusts only files that only root can change)");
         struct stat dst {};
         auto dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
         if (::stat(dir.c_str(), &dst) == 0) {
             if (auto why = describe_mode_problem(dst);
                 !why.empty() && !(dst.st_mode & S_ISVTX && dst.st_uid == 0))
-                return done(
-                    fail(Errc::InvalidProfile, p,
-                         "refusing to load: its directory " + dir.string() + " is " + why +
-                             " (as root, nictune trusts only files that only root can change)"));
+                return fail(Errc::InvalidProfile, p,
+                            "refusing to load: its directory " + dir.string() + " is " + why +
+                                " (as root, nictune trusts only files that only root can change)");
         }
     }
     std::string text;
     text.resize(static_cast<std::size_t>(st.st_size));
     std::size_t got = 0;
     while (got < text.size()) {
-        ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+        ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int err = errno;
-            ::close(fd);
-            return fail_errno(err, p, Errc::InvalidProfile);
-        }
+        if (n < 0) return fail_errno(errno, p, Errc::InvalidProfile);
         if (n == 0) break;
         got += static_cast<std::size_t>(n);
     }
     text.resize(got);
-    ::close(fd);
     return text;
 }
 

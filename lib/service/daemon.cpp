@@ -20,6 +20,7 @@
 #include "service/manager_object.hpp"
 #include "service/metrics.hpp"
 #include "util/json_writer.hpp"
+#include "util/unique_fd.hpp"
 #include "watch/config.hpp"
 #include "watch/watcher.hpp"
 
@@ -111,8 +112,10 @@ int run_daemon(const DaemonOptions& opts) {
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
-    const int sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (sigfd < 0) {
+    // Owned: the early returns below (no netlink, no bus) close it too.
+    const UniqueFd sigfd_owner(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
+    const int sigfd = sigfd_owner.get();
+    if (!sigfd_owner) {
         log(Level::Error, std::string("signalfd: ") + std::strerror(errno));
         return 1;
     }
@@ -394,7 +397,6 @@ int run_daemon(const DaemonOptions& opts) {
         conn->releaseName(kBusName);
     } catch (const sdbus::Error&) {
     }
-    close(sigfd);
     return 0;
 }
 

@@ -1,56 +1,23 @@
 #include "service/metrics.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <map>
 
 #include "service/log.hpp"
+#include "util/file.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::service {
 namespace fs = std::filesystem;
 
 Result<void> write_textfile(const fs::path& dir, std::string_view name, std::string_view text) {
-    // node_exporter reads only *.prom: the temporary name is never read.
-    std::string tmp = (dir / ("." + std::string(name) + ".XXXXXX")).string();
-    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) {
-        const int saved_errno = errno;  // read before the message is built
-        return fail_errno(saved_errno, dir.string() + ": cannot create a file");
-    }
-    const auto failed = [&](const char* what) -> Result<void> {
-        const int err = errno;
-        close(fd);
-        unlink(tmp.c_str());
-        return fail_errno(err, tmp + ": " + what);
-    };
-    // nictuned's umask is 077; node_exporter reads as another user.
-    if (fchmod(fd, 0644) != 0) return failed("cannot set its mode");
-    for (std::size_t done = 0; done < text.size();) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return failed("cannot write");
-        done += static_cast<std::size_t>(n);
-    }
-    // No fsync: after a crash the next write replaces whatever is there, and
-    // a scrape only needs the rename to be atomic.
-    if (close(fd) != 0) {
-        const int err = errno;
-        unlink(tmp.c_str());
-        return fail_errno(err, tmp + ": cannot write");
-    }
-    const fs::path target = dir / std::string(name);
-    if (rename(tmp.c_str(), target.c_str()) != 0) {
-        const int err = errno;
-        unlink(tmp.c_str());
-        return fail_errno(err, target.string() + ": cannot replace");
-    }
-    return {};
+    // Under a ".NAME.XXXXXX" name first: node_exporter reads only *.prom.
+    // No sync: after a crash the next write replaces whatever is there, and
+    // a scrape only needs the rename to be atomic. nictuned's umask is 077;
+    // node_exporter reads as another user.
+    return write_file_atomically(dir / std::string(name), text,
+                                 {.sync_file = false, .sync_dir = false, .mode = 0644});
 }
 
 report::DaemonMetrics daemon_metrics(const watch::Watcher& watcher, bool config_ok) {

@@ -46,20 +46,6 @@ Result<IoctlSocket> IoctlSocket::open() {
     return IoctlSocket(fd);
 }
 
-IoctlSocket::IoctlSocket(IoctlSocket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-
-IoctlSocket& IoctlSocket::operator=(IoctlSocket&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-}
-
-IoctlSocket::~IoctlSocket() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
 Result<DrvInfo> IoctlSocket::drvinfo(std::string_view ifname) const {
     if (ifname.empty() || ifname.size() >= IFNAMSIZ || ifname.find('\0') != std::string_view::npos)
         return fail(Errc::InvalidArgument, "driver info",
@@ -69,7 +55,7 @@ Result<DrvInfo> IoctlSocket::drvinfo(std::string_view ifname) const {
     ifreq ifr{};
     std::memcpy(ifr.ifr_name, ifname.data(), ifname.size());
     ifr.ifr_data = reinterpret_cast<char*>(&raw);
-    if (::ioctl(fd_, SIOCETHTOOL, &ifr) < 0) {
+    if (::ioctl(fd_.get(), SIOCETHTOOL, &ifr) < 0) {
         const int saved_errno = errno;  // read before the message is built
         return fail_errno(saved_errno, escape_name(ifname) + ": driver info: get", Errc::Kernel);
     }
@@ -88,7 +74,7 @@ Result<void> IoctlSocket::ethtool(std::string_view ifname, void* data,
     ifreq ifr{};
     std::memcpy(ifr.ifr_name, ifname.data(), ifname.size());
     ifr.ifr_data = static_cast<char*>(data);
-    if (::ioctl(fd_, SIOCETHTOOL, &ifr) < 0) {
+    if (::ioctl(fd_.get(), SIOCETHTOOL, &ifr) < 0) {
         const int saved_errno = errno;
         return fail_errno(saved_errno, escape_name(ifname) + ": " + std::string(what),
                           Errc::Kernel);

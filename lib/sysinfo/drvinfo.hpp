@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 
@@ -30,9 +31,6 @@ DrvInfo parse_drvinfo(const ethtool_drvinfo& raw);
 class IoctlSocket {
   public:
     static Result<IoctlSocket> open();
-    IoctlSocket(IoctlSocket&& other) noexcept;
-    IoctlSocket& operator=(IoctlSocket&& other) noexcept;
-    ~IoctlSocket();
     // ENODEV -> Errc::NoSuchInterface; EOPNOTSUPP -> Errc::Unsupported.
     Result<DrvInfo> drvinfo(std::string_view ifname) const;
     // Any other ethtool command: `data` is its struct, `what` names it for
@@ -41,7 +39,7 @@ class IoctlSocket {
 
   private:
     explicit IoctlSocket(int fd) : fd_(fd) {}
-    int fd_ = -1;
+    UniqueFd fd_;
 };
 
 }  // namespace nictune::sysinfo

@@ -46,7 +46,7 @@ Result<StatsIoctl> StatsIoctl::open() {
 }
 
 StatsIoctl::StatsIoctl(StatsIoctl&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)),
+    : fd_(std::move(o.fd_)),
       map_(std::exchange(o.map_, nullptr)),
       map_bytes_(std::exchange(o.map_bytes_, 0)),
       usable_bytes_(std::exchange(o.usable_bytes_, 0)) {}
@@ -61,7 +61,6 @@ StatsIoctl& StatsIoctl::operator=(StatsIoctl&& o) noexcept {
 
 StatsIoctl::~StatsIoctl() {
     if (map_) ::munmap(map_, map_bytes_);
-    if (fd_ >= 0) ::close(fd_);
 }
 
 Result<unsigned char*> StatsIoctl::buffer(std::size_t bytes) {
@@ -91,7 +90,7 @@ Result<void> StatsIoctl::call(std::string_view ifname, void* data, const char* w
     ifreq ifr{};
     std::memcpy(ifr.ifr_name, ifname.data(), ifname.size());
     ifr.ifr_data = static_cast<char*>(data);
-    if (::ioctl(fd_, SIOCETHTOOL, &ifr) < 0) {
+    if (::ioctl(fd_.get(), SIOCETHTOOL, &ifr) < 0) {
         const int err = errno;
         auto e = fail_errno(err, std::string(ifname) + ": " + what, Errc::Kernel);
         if (err == ENODEV) e.error().code = Errc::NoSuchInterface;

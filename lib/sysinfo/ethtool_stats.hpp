@@ -17,6 +17,7 @@
 
 #include "model/health.hpp"
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 
@@ -45,7 +46,7 @@ class StatsIoctl {
     // A buffer of at least `bytes` followed by a PROT_NONE page.
     Result<unsigned char*> buffer(std::size_t bytes);
 
-    int fd_ = -1;
+    UniqueFd fd_;
     unsigned char* map_ = nullptr;
     std::size_t map_bytes_ = 0;     // mapped, guard page included
     std::size_t usable_bytes_ = 0;  // before the guard page

@@ -5,13 +5,15 @@
 
 #include <cerrno>
 
+#include "util/unique_fd.hpp"
+
 namespace nictune::sysinfo::detail {
 
 Result<void> write_kernel_file(const std::filesystem::path& path, std::string_view text,
                                const std::string& context, const std::string& absent) {
     // No O_CREAT: a missing file is an error, never a new file.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) {
         const int err = errno;
         if (err == ENOENT || err == ENOTDIR) {
             auto e = fail_errno(err, context, Errc::Unsupported);
@@ -22,19 +24,17 @@ Result<void> write_kernel_file(const std::filesystem::path& path, std::string_vi
     }
     ssize_t n = -1;
     do {
-        n = ::write(fd, text.data(), text.size());
+        n = ::write(fd.get(), text.data(), text.size());
     } while (n < 0 && errno == EINTR);
-    const int err = errno;
-    ::close(fd);
-    if (n < 0) return fail_errno(err, context, Errc::Kernel);
+    if (n < 0) return fail_errno(errno, context, Errc::Kernel);
     if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
     return {};
 }
 
 TextFile read_text_file(const std::filesystem::path& path, std::size_t limit) {
     TextFile out;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) {
         if (errno != ENOENT && errno != ENOTDIR) out.sys_errno = errno;
         return out;
     }
@@ -43,17 +43,15 @@ TextFile read_text_file(const std::filesystem::path& path, std::size_t limit) {
     // sysfs and procfs attributes report a size of 4096 or 0 whatever they
     // hold, so read until EOF instead of trusting stat().
     while (text.size() < limit) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) continue;
             out.sys_errno = errno;
-            ::close(fd);
             return out;
         }
         if (n == 0) break;
         text.append(buf, static_cast<std::size_t>(n));
     }
-    ::close(fd);
     if (text.size() > limit) text.resize(limit);
     out.content = std::move(text);
     return out;
