@@ -335,7 +335,7 @@ HealthRead SystemHealthReader::read(std::span<const NicState* const> nics,
     auto stats = im.link_stats(&stats_why);
     auto modes = im.link_modes();
     std::map<unsigned, CpuPower> cpu_cache;
-    services::NmClient nm_client(im.opts.bus);
+    const auto nm_client = services::NmClient::open(im.opts.bus);
 
     out.interfaces.resize(nics.size());
     for (std::size_t i = 0; i < nics.size(); ++i) {
@@ -389,7 +389,7 @@ HealthRead SystemHealthReader::read(std::span<const NicState* const> nics,
             h.link_stats = Known<LinkStats>::none(
                 stats_why.empty() ? "no rtnetlink statistics for it" : stats_why);
         h.driver = im.driver_files(n);
-        im.foreign(n, h, nm_client);
+        im.foreign(n, h, *nm_client);
     }
     return out;
 }

@@ -47,8 +47,41 @@ Result<nlohmann::json> call(sdbus::IConnection& conn, const char* method, F&& f)
     } catch (const nlohmann::json::exception& e) {
         return fail(Errc::Internal, std::string("nictuned ") + method,
                     std::string("bad reply: ") + e.what());
+    } catch (const std::exception& e) {
+        // Nothing leaves a method as an exception (nictunectl calls them
+        // across the bus module's boundary).
+        return fail(Errc::Internal, std::string("nictuned ") + method, e.what());
     }
 }
+
+// The client over sdbus-c++: one connection to the bus.
+class SdbusClient final : public Client {
+  public:
+    explicit SdbusClient(std::unique_ptr<sdbus::IConnection> conn) : conn_(std::move(conn)) {}
+
+    Result<nlohmann::json> audit(const std::vector<std::string>& interfaces,
+                                 const std::string& profile, bool all,
+                                 const AuditFlags& extra) override;
+    Result<nlohmann::json> plan(const std::string& profile,
+                                const std::vector<std::string>& interfaces, bool force) override;
+    Result<nlohmann::json> apply(const std::string& profile,
+                                 const std::vector<std::string>& interfaces, bool force,
+                                 bool keep_going,
+                                 const std::optional<ConfirmFlags>& confirm) override;
+    Result<bool> has_confirm() override;
+    Result<nlohmann::json> confirm(const std::string& transaction) override;
+    Result<nlohmann::json> abort(const std::string& transaction,
+                                 const std::string& reason) override;
+    Result<nlohmann::json> rollback(const std::string& interface) override;
+    Result<std::vector<Result<nlohmann::json>>> rollback(
+        const std::vector<std::string>& interfaces) override;
+    Result<nlohmann::json> profiles() override;
+    Result<nlohmann::json> status() override;
+    Result<void> reload() override;
+
+  private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+};
 
 }  // namespace
 
@@ -57,13 +90,13 @@ Errc errc_from_dbus(const std::string& name) {
 }
 
 std::unique_ptr<Client> Client::connect(const std::string& address, std::string* why) {
-    std::unique_ptr<Client> c(new Client());
     try {
-        c->conn_ = address.empty() ? sdbus::createSystemBusConnection()
-                                   : sdbus::createSessionBusConnectionWithAddress(address);
+        std::unique_ptr<sdbus::IConnection> conn =
+            address.empty() ? sdbus::createSystemBusConnection()
+                            : sdbus::createSessionBusConnectionWithAddress(address);
         // Applying a profile may reset several NICs and switch tuned.
-        c->conn_->setMethodCallTimeout(180s);
-        auto bus = sdbus::createProxy(*c->conn_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+        conn->setMethodCallTimeout(180s);
+        auto bus = sdbus::createProxy(*conn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
         bool has = false;
         bus->callMethod("NameHasOwner")
             .onInterface("org.freedesktop.DBus")
@@ -74,18 +107,18 @@ std::unique_ptr<Client> Client::connect(const std::string& address, std::string*
             *why = "nictuned is not running (no owner of org.nictune1)";
             return nullptr;
         }
+        return std::make_unique<SdbusClient>(std::move(conn));
     } catch (const sdbus::Error& e) {
         *why = "no D-Bus connection: " + e.getMessage();
-        return nullptr;
+    } catch (const std::exception& e) {
+        *why = std::string("no D-Bus connection: ") + e.what();
     }
-    return c;
+    return nullptr;
 }
 
-Client::~Client() = default;
-
-Result<nlohmann::json> Client::audit(const std::vector<std::string>& interfaces,
-                                     const std::string& profile, bool all,
-                                     const AuditFlags& extra) {
+Result<nlohmann::json> SdbusClient::audit(const std::vector<std::string>& interfaces,
+                                          const std::string& profile, bool all,
+                                          const AuditFlags& extra) {
     return call(*conn_, "Audit", [&](ManagerProxy& p) {
         std::map<std::string, sdbus::Variant> flags{{"all", sdbus::Variant(all)}};
         if (!extra.health) flags.emplace("health", sdbus::Variant(false));
@@ -94,17 +127,18 @@ Result<nlohmann::json> Client::audit(const std::vector<std::string>& interfaces,
     });
 }
 
-Result<nlohmann::json> Client::plan(const std::string& profile,
-                                    const std::vector<std::string>& interfaces, bool force) {
+Result<nlohmann::json> SdbusClient::plan(const std::string& profile,
+                                         const std::vector<std::string>& interfaces, bool force) {
     return call(*conn_, "Plan", [&](ManagerProxy& p) {
         std::map<std::string, sdbus::Variant> flags{{"force", sdbus::Variant(force)}};
         return std::get<1>(p.Plan(profile, interfaces, flags));
     });
 }
 
-Result<nlohmann::json> Client::apply(const std::string& profile,
-                                     const std::vector<std::string>& interfaces, bool force,
-                                     bool keep_going, const std::optional<ConfirmFlags>& confirm) {
+Result<nlohmann::json> SdbusClient::apply(const std::string& profile,
+                                          const std::vector<std::string>& interfaces, bool force,
+                                          bool keep_going,
+                                          const std::optional<ConfirmFlags>& confirm) {
     return call(*conn_, "Apply", [&](ManagerProxy& p) {
         std::map<std::string, sdbus::Variant> flags{{"force", sdbus::Variant(force)},
                                                     {"keep_going", sdbus::Variant(keep_going)}};
@@ -116,7 +150,7 @@ Result<nlohmann::json> Client::apply(const std::string& profile,
     });
 }
 
-Result<bool> Client::has_confirm() {
+Result<bool> SdbusClient::has_confirm() {
     try {
         auto obj = sdbus::createProxy(*conn_, kBusName, kPath);
         std::string xml;
@@ -127,25 +161,28 @@ Result<bool> Client::has_confirm() {
         return xml.find("<method name=\"Confirm\">") != std::string::npos;
     } catch (const sdbus::Error& e) {
         return std::unexpected(from_dbus(e, "Introspect"));
+    } catch (const std::exception& e) {
+        return fail(Errc::Internal, "nictuned Introspect", e.what());
     }
 }
 
-Result<nlohmann::json> Client::confirm(const std::string& transaction) {
+Result<nlohmann::json> SdbusClient::confirm(const std::string& transaction) {
     return call(*conn_, "Confirm",
                 [&](ManagerProxy& p) { return std::get<1>(p.Confirm(transaction)); });
 }
 
-Result<nlohmann::json> Client::abort(const std::string& transaction, const std::string& reason) {
+Result<nlohmann::json> SdbusClient::abort(const std::string& transaction,
+                                          const std::string& reason) {
     return call(*conn_, "Abort",
                 [&](ManagerProxy& p) { return std::get<1>(p.Abort(transaction, reason)); });
 }
 
-Result<nlohmann::json> Client::rollback(const std::string& interface) {
+Result<nlohmann::json> SdbusClient::rollback(const std::string& interface) {
     return call(*conn_, "Rollback",
                 [&](ManagerProxy& p) { return std::get<2>(p.Rollback(interface)); });
 }
 
-Result<std::vector<Result<nlohmann::json>>> Client::rollback(
+Result<std::vector<Result<nlohmann::json>>> SdbusClient::rollback(
     const std::vector<std::string>& interfaces) {
     std::vector<Result<nlohmann::json>> out;
     try {
@@ -175,13 +212,15 @@ Result<std::vector<Result<nlohmann::json>>> Client::rollback(
     } catch (const nlohmann::json::exception& e) {
         return fail(Errc::Internal, "nictuned RollbackInterfaces",
                     std::string("bad reply: ") + e.what());
+    } catch (const std::exception& e) {
+        return fail(Errc::Internal, "nictuned RollbackInterfaces", e.what());
     }
     for (const auto& name : interfaces)
         out.push_back(rollback(name));
     return out;
 }
 
-Result<nlohmann::json> Client::profiles() {
+Result<nlohmann::json> SdbusClient::profiles() {
     return call(*conn_, "ListProfiles", [&](ManagerProxy& p) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& e : p.ListProfiles())
@@ -194,11 +233,11 @@ Result<nlohmann::json> Client::profiles() {
     });
 }
 
-Result<nlohmann::json> Client::status() {
+Result<nlohmann::json> SdbusClient::status() {
     return call(*conn_, "Status", [&](ManagerProxy& p) { return std::get<1>(p.Status()); });
 }
 
-Result<void> Client::reload() {
+Result<void> SdbusClient::reload() {
     auto r = call(*conn_, "Reload", [&](ManagerProxy& p) {
         p.Reload();
         return std::string("{}");

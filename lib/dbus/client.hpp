@@ -12,10 +12,6 @@
 
 #include "util/error.hpp"
 
-namespace sdbus {
-class IConnection;
-}
-
 namespace nictune::dbus {
 
 // Audit's optional flags beyond "all"; only those that differ from the
@@ -33,42 +29,51 @@ struct ConfirmFlags {
     std::string peer;  // what will be checked, for nictuned's log and Status
 };
 
+// An abstract client: nictunectl gets the one the bus module
+// (lib/buslink/) makes, so that sdbus-c++ and libsystemd are loaded only
+// when a command talks to nictuned; nictuned and the tests link the
+// sdbus-c++ implementation (client.cpp) directly. No method throws.
 class Client {
   public:
     // Connects to the bus (`address` empty: the system bus, honouring
     // DBUS_SYSTEM_BUS_ADDRESS) and checks that nictuned owns org.nictune1.
-    // Never D-Bus-activates it. nullptr with *why when it is not there.
+    // Never D-Bus-activates it. nullptr with *why when it is not there (or,
+    // in nictunectl, when the bus module cannot be loaded: "cannot load
+    // PATH: reason").
     static std::unique_ptr<Client> connect(const std::string& address, std::string* why);
-    ~Client();
+    virtual ~Client() = default;
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
 
-    Result<nlohmann::json> audit(const std::vector<std::string>& interfaces,
-                                 const std::string& profile, bool all,
-                                 const AuditFlags& extra = {});
-    Result<nlohmann::json> plan(const std::string& profile,
-                                const std::vector<std::string>& interfaces, bool force);
-    Result<nlohmann::json> apply(const std::string& profile,
-                                 const std::vector<std::string>& interfaces, bool force,
-                                 bool keep_going, const std::optional<ConfirmFlags>& confirm = {});
+    virtual Result<nlohmann::json> audit(const std::vector<std::string>& interfaces,
+                                         const std::string& profile, bool all,
+                                         const AuditFlags& extra = {}) = 0;
+    virtual Result<nlohmann::json> plan(const std::string& profile,
+                                        const std::vector<std::string>& interfaces, bool force) = 0;
+    virtual Result<nlohmann::json> apply(const std::string& profile,
+                                         const std::vector<std::string>& interfaces, bool force,
+                                         bool keep_going,
+                                         const std::optional<ConfirmFlags>& confirm = {}) = 0;
     // Whether nictuned offers confirmed apply (its interface has Confirm):
     // asked by introspection, before anything is applied. An older nictuned
     // answers false.
-    Result<bool> has_confirm();
-    Result<nlohmann::json> confirm(const std::string& transaction);
-    Result<nlohmann::json> abort(const std::string& transaction, const std::string& reason);
-    Result<nlohmann::json> rollback(const std::string& interface);
+    virtual Result<bool> has_confirm() = 0;
+    virtual Result<nlohmann::json> confirm(const std::string& transaction) = 0;
+    virtual Result<nlohmann::json> abort(const std::string& transaction,
+                                         const std::string& reason) = 0;
+    virtual Result<nlohmann::json> rollback(const std::string& interface) = 0;
     // All of them in one call (RollbackInterfaces): one result each, in
     // order, an error where Rollback alone would have raised one. A nictuned
     // without that method gets one Rollback call per interface. The outer
     // error: the call itself failed (not authorized, bad name, no reply).
-    Result<std::vector<Result<nlohmann::json>>> rollback(
-        const std::vector<std::string>& interfaces);
-    Result<nlohmann::json> profiles();
-    Result<nlohmann::json> status();
-    Result<void> reload();
+    virtual Result<std::vector<Result<nlohmann::json>>> rollback(
+        const std::vector<std::string>& interfaces) = 0;
+    virtual Result<nlohmann::json> profiles() = 0;
+    virtual Result<nlohmann::json> status() = 0;
+    virtual Result<void> reload() = 0;
 
-  private:
+  protected:
     Client() = default;
-    std::unique_ptr<sdbus::IConnection> conn_;
 };
 
 // Errc for an org.nictune1.Error.* name (Errc::Io for anything else, e.g.

@@ -129,10 +129,23 @@ Known<NmDevice> ask(sdbus::IConnection& conn, const std::string& owner, const Bu
 
 }  // namespace
 
-NmClient::NmClient(BusOptions opts) : opts_(std::move(opts)) {}
-NmClient::~NmClient() = default;
+namespace {
 
-Known<NmDevice> NmClient::device(const std::string& ifname) {
+// The client over sdbus-c++.
+class SdbusNmClient final : public NmClient {
+  public:
+    explicit SdbusNmClient(BusOptions opts) : opts_(std::move(opts)) {}
+    Known<NmDevice> device(const std::string& ifname) override;
+
+  private:
+    BusOptions opts_;
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::optional<std::string> owner_;  // NetworkManager's unique name
+    bool asked_ = false;
+    std::string why_;  // why there is no connection
+};
+
+Known<NmDevice> SdbusNmClient::device(const std::string& ifname) {
     if (!asked_) {
         asked_ = true;
         conn_ = connect(opts_, &why_);
@@ -142,6 +155,9 @@ Known<NmDevice> NmClient::device(const std::string& ifname) {
             } catch (const sdbus::Error& e) {
                 why_ = "NetworkManager on " + bus_label(opts_) + ": " + e.getName() + ": " +
                        e.getMessage();
+                conn_.reset();
+            } catch (const std::exception& e) {
+                why_ = "NetworkManager on " + bus_label(opts_) + ": " + e.what();
                 conn_.reset();
             }
         }
@@ -155,9 +171,14 @@ Known<NmDevice> NmClient::device(const std::string& ifname) {
     return ask(*conn_, *owner_, opts_, ifname);
 }
 
+}  // namespace
+
+std::unique_ptr<NmClient> NmClient::open(BusOptions opts) {
+    return std::make_unique<SdbusNmClient>(std::move(opts));
+}
+
 Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname) {
-    NmClient c(opts);
-    return c.device(ifname);
+    return NmClient::open(opts)->device(ifname);
 }
 
 }  // namespace nictune::services

@@ -24,21 +24,21 @@ struct NmDevice {
 Known<NmDevice> nm_device(const BusOptions& opts, const std::string& ifname);
 
 // The same for many interfaces over one connection (an audit of hundreds
-// of links asks NetworkManager once each, not one connection each).
+// of links asks NetworkManager once each, not one connection each). The
+// connection is made on the first device(). Abstract: nictunectl gets the
+// bus module's (lib/buslink/), nictuned and the tests the sdbus-c++ one.
 class NmClient {
   public:
-    explicit NmClient(BusOptions opts);
-    ~NmClient();
+    // In nictunectl, a bus module that cannot be loaded makes a client
+    // whose every answer is unknown with that reason.
+    static std::unique_ptr<NmClient> open(BusOptions opts);
+    virtual ~NmClient() = default;
     NmClient(const NmClient&) = delete;
     NmClient& operator=(const NmClient&) = delete;
-    Known<NmDevice> device(const std::string& ifname);
+    virtual Known<NmDevice> device(const std::string& ifname) = 0;
 
-  private:
-    BusOptions opts_;
-    std::unique_ptr<sdbus::IConnection> conn_;
-    std::optional<std::string> owner_;  // NetworkManager's unique name
-    bool asked_ = false;
-    std::string why_;  // why there is no connection
+  protected:
+    NmClient() = default;
 };
 
 // NetworkManager setting name -> nictune key ("802-3-ethernet.mtu" ->

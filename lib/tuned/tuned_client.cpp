@@ -4,9 +4,6 @@
 
 #include <chrono>
 #include <memory>
-#include <system_error>
-
-#include "sysinfo/text_file.hpp"
 
 namespace nictune::tuned {
 namespace {
@@ -63,31 +60,6 @@ std::optional<std::string> tuned_owner(sdbus::IConnection& conn) {
     return owner;
 }
 
-TunedState from_files(const Options& opts, std::string why_not_dbus) {
-    TunedState st;
-    const auto f = sysinfo::detail::read_text_file(opts.active_profile_file);
-    if (f.content) {
-        st.source = TunedSource::File;
-        const auto name = sysinfo::detail::trim(*f.content);
-        if (!name.empty()) st.active_profile = std::string(name);
-        st.detail = why_not_dbus + "; read " + opts.active_profile_file.string() +
-                    (name.empty() ? " (empty: no active profile)" : "");
-        return st;
-    }
-    std::error_code ec;
-    if (std::filesystem::is_directory(opts.config_dir, ec)) {
-        st.source = TunedSource::File;
-        st.detail = why_not_dbus + "; tuned installed, no active profile";
-        if (f.sys_errno != 0)
-            st.detail += " (" + opts.active_profile_file.string() + ": " +
-                         std::generic_category().message(f.sys_errno) + ")";
-        return st;
-    }
-    st.source = TunedSource::NotInstalled;
-    st.detail = why_not_dbus + "; no " + opts.config_dir.string();
-    return st;
-}
-
 }  // namespace
 
 TunedState read_state(const Options& opts) {
@@ -114,7 +86,7 @@ TunedState read_state(const Options& opts) {
         why_not_dbus = "tuned not reachable on " + bus_label(opts) + " (" + e.what() + ")";
     }
     try {
-        return from_files(opts, std::move(why_not_dbus));
+        return read_files(opts, std::move(why_not_dbus));
     } catch (const std::exception& e) {
         TunedState st;
         st.detail = "tuned state unreadable: " + std::string(e.what());

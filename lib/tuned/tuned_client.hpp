@@ -23,6 +23,11 @@ struct Options {
 // Never fails: a bus that is not there is "not running", reported in detail.
 TunedState read_state(const Options& opts);
 
+// The fallback of read_state: /etc/tuned/active_profile, else whether tuned
+// is installed; `why_not_dbus` says why D-Bus was not asked and starts the
+// detail.
+TunedState read_files(const Options& opts, std::string why_not_dbus);
+
 // switch_profile(name) through D-Bus. Errc::Unsupported when tuned is not on
 // the bus; Errc::Kernel-like failure with tuned's own message otherwise.
 Result<void> switch_profile(const Options& opts, const std::string& profile);
