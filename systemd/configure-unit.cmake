@@ -7,6 +7,9 @@
 #   BINDIR    where nictunectl is (nictune-verify@.service)
 #   DAEMON    the binary to read the shared-library dependencies from
 #             (the build tree's: the installed one has the same dependencies)
+#   MODULES   optional: shared objects DAEMON opens with dlopen (nictunectl's
+#             bus module, lib/buslink/): their libraries count too
+#   MODULE_DIR optional: where those are installed (mapped from there)
 #
 # ExecPaths= (everything else is NoExecPaths=/) must hold the daemon and every
 # directory it maps shared libraries from, including the ELF interpreter. They
@@ -22,8 +25,12 @@ endforeach()
 
 set(_dirs "")
 if(EXISTS "${DAEMON}")
+  set(_modules "")
+  if(DEFINED MODULES AND NOT MODULES STREQUAL "")
+    set(_modules MODULES ${MODULES})
+  endif()
   file(GET_RUNTIME_DEPENDENCIES
-    EXECUTABLES "${DAEMON}"
+    EXECUTABLES "${DAEMON}" ${_modules}
     RESOLVED_DEPENDENCIES_VAR _libs
     UNRESOLVED_DEPENDENCIES_VAR _missing)
   if(_missing)
@@ -35,6 +42,9 @@ if(EXISTS "${DAEMON}")
     get_filename_component(_dir "${_real}" DIRECTORY)
     list(APPEND _dirs "${_dir}")
   endforeach()
+  if(DEFINED MODULE_DIR AND NOT MODULE_DIR STREQUAL "")
+    list(APPEND _dirs "${MODULE_DIR}")
+  endif()
   list(REMOVE_DUPLICATES _dirs)
   list(SORT _dirs)
 endif()
