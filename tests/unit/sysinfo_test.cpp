@@ -15,6 +15,7 @@
 #include "sysinfo/hwdb.hpp"
 #include "sysinfo/procsys.hpp"
 #include "sysinfo/sysfs.hpp"
+#include "sysinfo/udev_device.hpp"
 
 namespace nictune::sysinfo {
 namespace {
@@ -259,6 +260,16 @@ TEST_F(HwdbFixture, NamesTheDeviceFromTheDatabase) {
     EXPECT_FALSE(x710.vendor);
     EXPECT_EQ(x710.model, "nictune test X710 subsystem 1");
     EXPECT_FALSE(db.lookup("pci:v00008086d00001572sv00008086sd00000002bc02sc00i00").model);
+}
+
+// sd-device through libsystemd opened on first use (sysinfo/sd_api.cpp): an
+// interface that does not exist is unknown with sd-device's own answer, not
+// "libsystemd is not installed" (the table bound) nor a crash.
+TEST(UdevProperty, AnInterfaceThatDoesNotExistIsUnknownWithSdDevicesReason) {
+    const auto v = udev_property("nictune-none0", "ID_NET_DRIVER");
+    EXPECT_FALSE(v.known());
+    EXPECT_EQ(v.unknown.rfind("sd-device: nictune-none0: ", 0), 0u) << v.unknown;
+    EXPECT_EQ(v.unknown.find("libsystemd"), std::string::npos) << v.unknown;
 }
 
 TEST(HwdbLookup, WithoutADatabaseTheNamesAreAbsent) {
