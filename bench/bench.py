@@ -517,6 +517,67 @@ def scenario_apply(ctx, n, pdir, state_dir):
             "variants": res}
 
 
+MTU_PROFILE = "bench-mtu"
+
+
+def write_mtu_profile(pdir):
+    """The MTU-only profile of the ip -batch scenario (issue 16)."""
+    path = os.path.join(pdir, f"{MTU_PROFILE}.toml")
+    with open(path, "w") as f:
+        f.write(f"""# bench/run: the ip -batch scenario's profile, the MTU alone.
+[profile]
+description = "benchmark: MTU only"
+
+[link]
+mtu = {MTU}
+""")
+    os.chmod(path, 0o644)
+
+
+def link_mtus(ctx):
+    """{name: mtu} of every interface in the namespace (one `ip -j link` dump)."""
+    return {l["ifname"]: l["mtu"] for l in json.loads(run(["ip", "-n", ctx.ns.ns, "-j", "link", "show"]).stdout)}
+
+
+def scenario_ipbatch(ctx, n, pdir, state_dir):
+    """Issue 16: an MTU-only change of N interfaces, nictune (plan, saved
+    originals, SETs, verification, records) against one `ip -batch` process
+    setting the same MTUs, and the rollback against a second `ip -batch`
+    setting them back. Both alternate in one run."""
+    write_mtu_profile(pdir)
+    names = [l for l in ctx.ns.links() if l != "lo"]
+    common = f"{ctx.ctl} --direct --profiles-dir {pdir} --state-dir {state_dir}"
+    nictune = ["@phase apply", f"{common} apply {MTU_PROFILE} {' '.join(names)}",
+               "@phase rollback", f"{common} rollback {' '.join(names)}"]
+    batches = {}
+    for label, mtu in (("apply", MTU), ("restore", 1500)):
+        path = os.path.join(ctx.workdir, f"ipbatch-{label}-{n}.batch")
+        with open(path, "w") as f:
+            for name in names:
+                f.write(f"link set dev {name} mtu {mtu}\n")
+        os.chmod(path, 0o644)
+        batches[label] = path
+    ipbatch = ["@phase apply", f"ip -batch {batches['apply']}",
+               "@phase rollback", f"ip -batch {batches['restore']}"]
+
+    # Both do the job: every interface's MTU after apply (9000) and after the
+    # rollback (what it was before), from one link dump each.
+    before = link_mtus(ctx)
+    checks = {}
+    for label, lines in (("nictune", nictune), ("ip -batch", ipbatch)):
+        phase_cmds = {"apply": [lines[1]], "rollback": [lines[3]]}
+        time_variants(ctx, {label + " check apply": phase_cmds["apply"]}, 1, warmup=0, min_reps=1)
+        applied = link_mtus(ctx)
+        ok_apply = all(applied[x] == MTU for x in names) and applied.get("lo") == before.get("lo")
+        time_variants(ctx, {label + " check rollback": phase_cmds["rollback"]}, 1, warmup=0, min_reps=1)
+        after = link_mtus(ctx)
+        checks[label] = {"applied": ok_apply, "restored": after == before}
+        if not ok_apply or after != before:
+            log(f"ipbatch check failed for {label}: applied={ok_apply} restored={after == before}")
+    res, reps = time_variants(ctx, {"nictune": nictune, "ip -batch": ipbatch}, reps_for(ctx, n))
+    return {"n": n, "reps": reps, "checks": checks, "variants": res}
+
+
 def bus_conf():
     """The tests' private system bus (default policy + nictune's shipped one)."""
     with open(os.path.join(REPO, "tests", "data", "dbus", "system-bus.conf.in")) as f:
@@ -781,6 +842,34 @@ def report(results):
             lines.extend(floor_rows)
             lines.append("")
 
+    ib = results.get("ipbatch")
+    if ib:
+        v = ib["variants"]
+        lines.append(f"### 2b. MTU only: nictune against `ip -batch` (issue 16), N={ib['n']}")
+        lines.append("")
+        lines.append(f"Profile `[link] mtu = {MTU}`; `nictunectl --direct apply` then `rollback` (plan, saved "
+                     "originals, SETs, verification, records) against one `ip -batch` process setting the same "
+                     f"MTUs and a second one setting 1500 again; {ib['reps']} repetitions, alternating.")
+        lines.append("")
+        lines.append("| phase | nictune | `ip -batch` | nictune / `ip -batch` |")
+        lines.append("|---|---|---|---|")
+        for phase, label in (("apply", "apply"), ("rollback", "rollback / restore")):
+            a, b = v["nictune"]["phases"][phase], v["ip -batch"]["phases"][phase]
+            lines.append(f"| {label} | {fmt_ms(a['median'])} ({spread(a)}) | {fmt_ms(b['median'])} ({spread(b)}) | "
+                         f"{a['median'] / b['median']:.2f}x |")
+        a, b = v["nictune"]["total"], v["ip -batch"]["total"]
+        lines.append(f"| both | {fmt_ms(a['median'])} ({spread(a)}) | {fmt_ms(b['median'])} ({spread(b)}) | "
+                     f"{a['median'] / b['median']:.2f}x |")
+        ok = all(c["applied"] and c["restored"] for c in ib["checks"].values())
+        lines.append("")
+        lines.append("Checks (every interface's MTU in a link dump after apply and after the rollback): "
+                     + ", ".join(f"{k} {'ok' if c['applied'] and c['restored'] else 'FAILED'}"
+                                 for k, c in ib["checks"].items()) + ".")
+        lines.append("")
+        r = v["nictune"]["phases"]["apply"]["median"] / v["ip -batch"]["phases"]["apply"]["median"]
+        verdicts.append((f"apply N={ib['n']} MTU-only within 1.5x of `ip -batch`" + ("" if ok else " (CHECKS FAILED)"),
+                         r <= 1.5 and ok, f"{r:.2f}x"))
+
     d = results.get("daemon")
     if d:
         lines.append("### 3. nictuned")
@@ -963,8 +1052,10 @@ def main():
     ap.add_argument("--table", help="write the table (Markdown) to FILE; without --out and --table: "
                     "bench/results/latest.md (committed)")
     ap.add_argument("--scales", default="1,64,512")
-    ap.add_argument("--only", default="startup,audit,apply,daemon,analysis,micro,probe",
-                    help="comma-separated scenarios: startup, audit, apply, daemon, analysis, micro, probe")
+    ap.add_argument("--only", default="startup,audit,apply,ipbatch,daemon,analysis,micro,probe",
+                    help="comma-separated scenarios: startup, audit, apply, ipbatch, daemon, analysis, micro, probe")
+    ap.add_argument("--ipbatch-scale", type=int, default=256,
+                    help="ipbatch: interfaces of the MTU-only apply against ip -batch (issue 16)")
     ap.add_argument("--process-reps", type=int, default=201,
                     help="recorded repetitions of the start-up scenario (each is one short process)")
     ap.add_argument("--probe-reps", type=int, default=5,
@@ -1027,6 +1118,19 @@ def main():
     if "audit" in only and len(scales) > 1:
         log(f"audit at N = {args.scales} together (per-interface cost)")
         results["flatness"] = scenario_flatness(ctx, scales)
+
+    if "ipbatch" in only:
+        n = args.ipbatch_scale
+        ns.create()
+        ms = ns.add_veths("bn", n, workdir)
+        log(f"ipbatch: MTU-only apply of {n} interfaces against ip -batch (load {loadavg()})")
+        state = tempfile.mkdtemp(prefix="nictune-bench-state-", dir=args.state_parent)
+        try:
+            results["ipbatch"] = scenario_ipbatch(ctx, n, pdir, state)
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+        ns.delete()
+        _cleanups.remove(ns.delete)
 
     if "daemon" in only:
         ns.create()

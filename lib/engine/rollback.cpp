@@ -3,6 +3,7 @@
 // order the restores (the reverse of the apply order), restore and verify,
 // then forget the records that are back or keep what is left.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +46,7 @@ struct Batch {
     std::vector<std::vector<std::string>> earlier;  // earlier names whose records merged in
     std::vector<StateLock> locks;
     std::vector<std::string> locked;
+    std::optional<Error> features_error;  // the read of saved features' devices failed
 
     [[nodiscard]] std::size_t size() const { return out.size(); }
     void refuse(std::size_t i, Error e) {
@@ -92,12 +94,18 @@ void resolve_name(Batch& b, std::size_t i, const std::string& word,
 }
 
 // One read of the named devices that are here, which the restore then
-// uses. False when that read failed (every name is refused).
+// uses: their names, alternative names, ifindex and MACs, which the link
+// attributes carry. No ethtool family and no driver identity: the writes
+// need the device's state only for features (read_features). False when
+// that read failed (every name is refused).
 bool find_devices(Backend& be, Batch& b, const std::vector<std::string>& requested) {
     std::vector<std::string> lookup;
     for (const auto& n : requested)
         if (valid_name_or_altname(n)) lookup.push_back(n);
-    auto now = read_present(be, ReadRequest{lookup, true});
+    ReadRequest req{lookup, true};
+    req.sections = ReadRequest::bit(Section::Link);
+    req.identity = false;
+    auto now = read_present(be, req);
     if (!now) {
         for (std::size_t i = 0; i < b.size(); ++i)
             b.refuse(i, now.error());
@@ -223,6 +231,39 @@ void settle_unsaved(Batch& b) {
     }
 }
 
+// ---- The features of the devices whose records have saved features.
+
+bool saves_features(const InterfaceRecord& r) {
+    return std::ranges::any_of(r.originals, [](const SavedValue& o) {
+        auto id = SettingId::parse(o.key);
+        return id && id->section == Section::Features;
+    });
+}
+
+// A feature is written by its bit index in the device's feature set, so the
+// devices with saved features are read again for that family alone (the
+// only one whose state a write needs). A device that read does not find
+// keeps its features unread: those writes fail, its originals stay saved.
+void read_features(Backend& be, Batch& b) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        if (b.active[i] && b.device[i] && b.records[i] && saves_features(*b.records[i]))
+            names.push_back(b.names[i]);
+    if (names.empty()) return;
+    ReadRequest req{names, true};
+    req.sections = ReadRequest::bit(Section::Features);
+    req.identity = false;
+    auto now = read_present(be, req);
+    if (!now) {
+        b.features_error = std::move(now.error());
+        return;
+    }
+    for (auto& fresh : *now)
+        for (auto& n : b.present)
+            if (n.id.ifindex == fresh.id.ifindex && n.id.name == fresh.id.name)
+                n.features = std::move(fresh.features);
+}
+
 // ---- The writes: the saved originals, each with the index of its interface.
 
 using Writes = std::vector<std::pair<Write, std::size_t>>;
@@ -272,8 +313,12 @@ void add_device_writes(Batch& b, std::size_t i, Writes& writes) {
         if (id->section == Section::Features) {
             auto idx = st->features ? st->features->index_of(id->name) : std::nullopt;
             if (!idx) {
-                b.out[i].restored.push_back(RestoreResult{name, o.key, o.value, false,
-                                                          "the device has no such feature now"});
+                std::string why = st->features ? "the device has no such feature now"
+                                  : b.features_error
+                                      ? "cannot read its features: " + b.features_error->str()
+                                      : "cannot read its features";
+                b.out[i].restored.push_back(
+                    RestoreResult{name, o.key, o.value, false, std::move(why)});
                 continue;
             }
             w.feature_index = *idx;
@@ -320,15 +365,27 @@ void restore_all(Backend& be, Batch& b, Writes& writes) {
 
 // ---- Forget what is back, keep what is left.
 
-// Everything of interface i is back: its files go. True: the system record
-// loses it as an owner.
-bool forget_restored(Batch& b, std::size_t i) {
-    RollbackResult& r = b.out[i];
-    for (const auto& name : b.earlier[i])
-        if (auto ok = b.store.remove_interface(name); !ok && !r.error) r.error = ok.error();
-    if (auto ok = b.store.remove_interface(b.names[i]); !ok) r.error = ok.error();
-    r.result = TxResult::RolledBack;
-    return true;
+// Everything of these interfaces is back: their files go (their earlier
+// names' first), all in one removal (one directory sync), and the system
+// record loses them as owners.
+void forget_restored(Batch& b, const std::vector<std::size_t>& done) {
+    std::vector<std::string> files;
+    std::vector<std::pair<std::size_t, bool>> whose;  // per file: interface, its own name
+    for (std::size_t i : done) {
+        for (const auto& name : b.earlier[i]) {
+            files.push_back(name);
+            whose.emplace_back(i, false);
+        }
+        files.push_back(b.names[i]);
+        whose.emplace_back(i, true);
+        b.out[i].result = TxResult::RolledBack;
+    }
+    auto removed = b.store.remove_interfaces(files);
+    for (std::size_t k = 0; k < removed.size(); ++k) {
+        if (removed[k]) continue;
+        RollbackResult& r = b.out[whose[k].first];
+        if (whose[k].second || !r.error) r.error = removed[k].error();
+    }
 }
 
 // Something of interface i is not back: the originals stay saved, the
@@ -369,12 +426,19 @@ bool keep_partial(Batch& b, std::size_t i, const SystemRecord* before, SystemRec
 // changed (one of them was an owner).
 bool settle_records(Batch& b, const SystemRecord* before, SystemRecord& sysrec) {
     bool system_changed = false;
+    std::vector<std::size_t> complete;
     for (std::size_t i = 0; i < b.size(); ++i) {
         if (!b.active[i]) continue;
         const auto& restored = b.out[i].restored;
-        const bool complete = std::all_of(restored.begin(), restored.end(),
-                                          [](const RestoreResult& r) { return r.ok; });
-        system_changed |= complete ? forget_restored(b, i) : keep_partial(b, i, before, sysrec);
+        if (std::all_of(restored.begin(), restored.end(),
+                        [](const RestoreResult& r) { return r.ok; }))
+            complete.push_back(i);
+        else
+            system_changed |= keep_partial(b, i, before, sysrec);
+    }
+    if (!complete.empty()) {
+        forget_restored(b, complete);
+        system_changed = true;
     }
     return system_changed;
 }
@@ -396,6 +460,7 @@ std::vector<RollbackResult> rollback_interfaces(Backend& be, StateStore& store,
     load_records(b);
     take_earlier_records(b);
     settle_unsaved(b);
+    read_features(be, b);
     Writes writes;
     for (std::size_t i = 0; i < b.size(); ++i)
         if (b.active[i]) add_device_writes(b, i, writes);

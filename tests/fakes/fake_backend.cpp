@@ -43,6 +43,10 @@ Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& re
     if (!req.identity)
         for (auto& s : out)
             s.id.driver.reset();
+    // As the real one: the feature set only when the family is asked for.
+    if (!req.wants(Section::Features))
+        for (auto& s : out)
+            s.features.reset();
     return out;
 }
 

@@ -42,7 +42,8 @@ class FakeBackend : public Backend {
     // refuses a value), whenever they come.
     std::function<bool(const std::string& name, Section section)> fail_set;
     // read_interfaces calls so far, and what each asked for. A read
-    // without identity returns no driver (as the real one does).
+    // without identity returns no driver, one without Section::Features no
+    // feature set (as the real one does).
     std::size_t read_calls = 0;
     std::vector<ReadRequest> requests;
     // The next this many read_interfaces calls fail (a dump the kernel kept

@@ -548,6 +548,80 @@ TEST_F(TransactionTest, RollingBackSeveralInterfacesReadsAndVerifiesOnceForAll) 
     EXPECT_TRUE(store.load_system()->entries.empty());
 }
 
+// Issue 16: rolling back MTUs reads the link attributes only: no ethtool
+// family, no driver identity (GDRVINFO, sysfs), before or after the SETs.
+TEST_F(TransactionTest, RollingBackLinkSettingsReadsNoEthtoolFamilyNorIdentity) {
+    StateStore store(dir_);
+    auto p = profile_of("m", "[link]\nmtu = 9000\n");
+    ASSERT_EQ(apply_plan(be, store, plan_for(p, {"p4p1", "p4p2"})).result, TxResult::Applied);
+    const auto first = be.requests.size();
+    auto rs = rollback_interfaces(be, store, {"p4p1", "p4p2"});
+    ASSERT_EQ(rs.size(), 2U);
+    for (const auto& r : rs)
+        EXPECT_EQ(r.result, TxResult::RolledBack) << r.interface;
+    ASSERT_EQ(be.requests.size() - first, 2U) << "find the devices, verify";
+    for (std::size_t i = first; i < be.requests.size(); ++i) {
+        EXPECT_EQ(be.requests[i].sections, ReadRequest::bit(Section::Link)) << i;
+        EXPECT_FALSE(be.requests[i].identity) << i;
+    }
+    expect_back_to_initial();
+    EXPECT_FALSE(*store.load_interface("p4p1"));
+    EXPECT_FALSE(*store.load_interface("p4p2"));
+}
+
+// Saved features are written by their bit index: the devices that have
+// them are read again for the features family alone, and only they.
+TEST_F(TransactionTest, RollingBackFeaturesReadsTheFeaturesOfThoseDevicesOnly) {
+    StateStore store(dir_);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("f", "[features]\ngro = false\n"), {"p4p1"}))
+            .result,
+        TxResult::Applied);
+    ASSERT_EQ(
+        apply_plan(be, store, plan_for(profile_of("m", "[link]\nmtu = 9000\n"), {"p4p2"})).result,
+        TxResult::Applied);
+    const auto first = be.requests.size();
+    auto rs = rollback_interfaces(be, store, {"p4p1", "p4p2"});
+    ASSERT_EQ(rs.size(), 2U);
+    for (const auto& r : rs) {
+        EXPECT_EQ(r.result, TxResult::RolledBack) << r.interface;
+        for (const auto& x : r.restored)
+            EXPECT_TRUE(x.ok) << r.interface << " " << x.key << ": " << x.message;
+    }
+    std::vector<ReadRequest> feature_reads;
+    for (std::size_t i = first; i < be.requests.size(); ++i)
+        if (be.requests[i].wants(Section::Features)) feature_reads.push_back(be.requests[i]);
+    ASSERT_EQ(feature_reads.size(), 2U) << "the feature bits of p4p1, its verification";
+    EXPECT_EQ(feature_reads[0].names, std::vector<std::string>{"p4p1"});
+    EXPECT_EQ(feature_reads[0].sections, ReadRequest::bit(Section::Features));
+    EXPECT_FALSE(feature_reads[0].identity);
+    expect_back_to_initial();
+}
+
+// The features read failing keeps the originals saved, saying why.
+TEST_F(TransactionTest, RollingBackFeaturesWhoseReadFailsKeepsThem) {
+    StateStore store(dir_);
+    ASSERT_EQ(apply_plan(be, store,
+                         plan_for(profile_of("f", "[link]\nmtu = 9000\n[features]\ngro = false\n"),
+                                  {"p4p1"}))
+                  .result,
+              TxResult::Applied);
+    // The first read (find the devices) passes; the features read fails
+    // (read_present tries the dump, then the interface alone).
+    be.fail_reads = 2;
+    be.fail_reads_after = be.read_calls + 1;
+    auto r = rollback_interface(be, store, "p4p1");
+    EXPECT_EQ(r.result, TxResult::Partial);
+    bool said = false;
+    for (const auto& x : r.restored)
+        if (x.key == "features.rx-gro") {
+            EXPECT_FALSE(x.ok);
+            said = x.message.find("cannot read its features") != std::string::npos;
+        }
+    EXPECT_TRUE(said);
+    ASSERT_TRUE(*store.load_interface("p4p1")) << "the originals stay saved";
+}
+
 TEST_F(TransactionTest, ABatchRollbackAnswersForEachNameOnItsOwn) {
     StateStore store(dir_);
     ASSERT_EQ(
