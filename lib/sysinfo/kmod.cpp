@@ -1,12 +1,12 @@
 #include "sysinfo/kmod.hpp"
 
-#include <dlfcn.h>
 #include <libkmod.h>
 #include <sys/utsname.h>
 
 #include <charconv>
 #include <system_error>
 
+#include "sysinfo/dynlib.hpp"
 #include "sysinfo/text_file.hpp"
 
 namespace nictune::sysinfo {
@@ -49,35 +49,24 @@ struct KmodApi {
     std::string error;  // why the table is empty
 };
 
-template <class F>
-bool bind(void* lib, const char* name, F& f, std::string& error) {
-    f = reinterpret_cast<F>(dlsym(lib, name));
-    if (!f && error.empty()) error = std::string("libkmod.so.2 has no ") + name;
-    return f != nullptr;
-}
-
 const KmodApi& kmod_api() {
     static const KmodApi api = [] {
         KmodApi a;
         // Never closed: the table lives as long as the process.
-        void* lib = dlopen("libkmod.so.2", RTLD_NOW | RTLD_LOCAL);
-        if (!lib) {
-            const char* e = dlerror();
-            a.error = std::string("libkmod is not installed (") + (e ? e : "dlopen failed") + ")";
-            return a;
-        }
-        bool ok = bind(lib, "kmod_new", a.new_ctx, a.error);
-        ok = bind(lib, "kmod_unref", a.unref, a.error) && ok;
-        ok = bind(lib, "kmod_set_log_priority", a.set_log_priority, a.error) && ok;
-        ok = bind(lib, "kmod_module_new_from_name", a.module_new_from_name, a.error) && ok;
-        ok = bind(lib, "kmod_module_unref", a.module_unref, a.error) && ok;
-        ok = bind(lib, "kmod_module_get_path", a.module_get_path, a.error) && ok;
-        ok = bind(lib, "kmod_module_get_info", a.module_get_info, a.error) && ok;
-        ok = bind(lib, "kmod_module_info_free_list", a.info_free_list, a.error) && ok;
-        ok = bind(lib, "kmod_list_next", a.list_next, a.error) && ok;
-        ok = bind(lib, "kmod_module_info_get_key", a.info_get_key, a.error) && ok;
-        ok = bind(lib, "kmod_module_info_get_value", a.info_get_value, a.error) && ok;
-        if (!ok) a.new_ctx = nullptr;  // unusable: read() reports a.error
+        detail::DynLib lib("libkmod.so.2", "libkmod");
+        lib.bind("kmod_new", a.new_ctx)
+            .bind("kmod_unref", a.unref)
+            .bind("kmod_set_log_priority", a.set_log_priority)
+            .bind("kmod_module_new_from_name", a.module_new_from_name)
+            .bind("kmod_module_unref", a.module_unref)
+            .bind("kmod_module_get_path", a.module_get_path)
+            .bind("kmod_module_get_info", a.module_get_info)
+            .bind("kmod_module_info_free_list", a.info_free_list)
+            .bind("kmod_list_next", a.list_next)
+            .bind("kmod_module_info_get_key", a.info_get_key)
+            .bind("kmod_module_info_get_value", a.info_get_value);
+        a.error = lib.error();
+        if (!a.error.empty()) a.new_ctx = nullptr;  // unusable: read() reports a.error
         return a;
     }();
     return api;
