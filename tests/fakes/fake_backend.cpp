@@ -23,6 +23,10 @@ NicState* FakeBackend::by_index(int ifindex) {
 Result<std::vector<NicState>> FakeBackend::read_interfaces(const ReadRequest& req) {
     ++read_calls;
     requests.push_back(req);
+    if (vanish_after_ && set_calls_ >= vanish_after_->first) {
+        std::erase_if(nics, [&](const NicState& n) { return n.id.name == vanish_after_->second; });
+        vanish_after_.reset();
+    }
     if (fail_reads > 0 && read_calls > fail_reads_after) {
         --fail_reads;
         return fail(Errc::Busy, "links: dump", "netlink: Dump inconsistency detected, interrupted");

@@ -52,6 +52,11 @@ class FakeBackend : public Backend {
     std::size_t fail_reads_after = 0;
     // The interface disappears at the n-th SET.
     void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
+    // The interface disappears after the n-th SET succeeded, before the
+    // next read: between a transaction's writes and their read-back.
+    void vanish_after_set(int n, std::string name) {
+        vanish_after_ = {n, std::move(name)};
+    }
 
     // Change notifications, as the kernel sends them: with `notifies` set,
     // observe_changes() works and a SET that changed something marks its
@@ -106,6 +111,7 @@ class FakeBackend : public Backend {
     std::vector<Key> ignored_;
     std::map<Key, std::function<uint64_t(uint64_t)>> adjust_;
     std::optional<std::pair<int, std::string>> vanish_;
+    std::optional<std::pair<int, std::string>> vanish_after_;
 };
 
 }  // namespace nictune::test

@@ -701,6 +701,23 @@ TEST_F(TransactionTest, AnInterfaceVanishingMidApplyEndsCleanly) {
     EXPECT_FALSE(r.error->setting.empty()) << r.error->str();
 }
 
+// Every SET succeeded; the device went before the read-back. The step that
+// cannot be verified fails, and the error says which interface and setting.
+TEST_F(TransactionTest, AnInterfaceVanishingBeforeTheReadBackNamesItsSetting) {
+    StateStore store(dir_);
+    const auto plan = plan_for(profile_of("m", "[link]\nmtu = 9000\n"), {"p4p1", "p4p2"});
+    be.vanish_after_set(2, "p4p1");
+    auto r = apply_plan(be, store, plan, {});
+    ASSERT_GE(be.calls.size(), 2U) << "both MTUs were written before the device went";
+    EXPECT_NE(r.result, TxResult::Applied);
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->code, Errc::NoSuchInterface) << r.error->str();
+    EXPECT_EQ(r.error->interface, "p4p1") << r.error->str();
+    EXPECT_EQ(r.error->setting, "link.mtu") << r.error->str();
+    EXPECT_NE(r.error->str().find("vanished"), std::string::npos) << r.error->str();
+    EXPECT_EQ(step(r, "link.mtu").outcome, Outcome::Failed);
+}
+
 TEST_F(TransactionTest, MissingTunedIsUnsupportedNotFatal) {
     be.system.tuned = TunedState{std::nullopt, TunedSource::NotInstalled, ""};
     StateStore store(dir_);
