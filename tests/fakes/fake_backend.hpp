@@ -54,9 +54,7 @@ class FakeBackend : public Backend {
     void vanish_at_call(int n, std::string name) { vanish_ = {n, std::move(name)}; }
     // The interface disappears after the n-th SET succeeded, before the
     // next read: between a transaction's writes and their read-back.
-    void vanish_after_set(int n, std::string name) {
-        vanish_after_ = {n, std::move(name)};
-    }
+    void vanish_after_set(int n, std::string name) { vanish_after_ = {n, std::move(name)}; }
 
     // Change notifications, as the kernel sends them: with `notifies` set,
     // observe_changes() works and a SET that changed something marks its
