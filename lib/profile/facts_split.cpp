@@ -158,7 +158,12 @@ FactsSplit split_facts(std::string_view text) {
             } else if (!blank && !current) {
                 return fail(line_no, "a key before the first driver's table");
             }
-            if (!current) continue;  // comments before the first table
+            // Comments and blank lines between the tables stay out of the
+            // pieces: toml++ reads every byte it is given, and the shipped
+            // file's commentary (the counters' preamble sits in veth's
+            // piece) was most of what a one-driver parse read. The line
+            // runs keep the rows at their file lines.
+            if (blank || !current) continue;
         }
         FactsPiece& piece = pieces[*current];
         Fill& f = fill[*current];

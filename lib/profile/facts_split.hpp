@@ -27,7 +27,9 @@ struct LineRun {
 uint32_t file_line_of(std::span<const LineRun> runs, uint32_t piece_line);
 
 // One driver's tables: every line from a header of that driver ([d],
-// [d.x], [[d.x]]) up to the next header of another driver, in file order.
+// [d.x], [[d.x]]) up to the next header of another driver, in file order,
+// but for the lines that hold only a comment or nothing outside a value
+// (a comment inside a multi-line string or array stays where it is).
 struct FactsPiece {
     std::string driver;
     std::string text;

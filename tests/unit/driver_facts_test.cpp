@@ -266,6 +266,34 @@ TEST(FactsSplit, CutsAtHeadersOnlyOutsideStringsAndArrays) {
     EXPECT_EQ(whole->find("b")->counters.size(), 1U);
 }
 
+// A one-driver parse reads only the driver's rows: the commentary between
+// the tables (most of the shipped file's bytes) stays out of the pieces,
+// and an error in a row after it still names the file's line.
+TEST(FactsSplit, LeavesCommentsAndBlankLinesBetweenTablesOut) {
+    const std::string text =
+        "[a]\n"
+        "# why a is here\n"
+        "\n"
+        "description = \"\"\"\n"
+        "# kept: inside a string\n"
+        "\"\"\"\n"
+        "   # an indented comment\n"
+        "[a.rx_usecs_modes]\n"
+        "\"0\" = 5\n";
+    const auto split = split_facts(text);
+    ASSERT_EQ(split.error, "") << split.error_line;
+    ASSERT_EQ(split.pieces.size(), 1U);
+    EXPECT_EQ(split.pieces[0].text,
+              "[a]\ndescription = \"\"\"\n# kept: inside a string\n\"\"\"\n"
+              "[a.rx_usecs_modes]\n\"0\" = 5\n");
+    auto whole = parse(text);
+    ASSERT_FALSE(whole);
+    EXPECT_EQ(whole.error().str().rfind("f.toml:9:", 0), 0U) << whole.error().str();
+    auto piece = parse_facts_piece(split.pieces[0].text, split.pieces[0].runs, "f.toml");
+    ASSERT_FALSE(piece);
+    EXPECT_EQ(piece.error().str(), whole.error().str());
+}
+
 TEST(FactsSplit, RefusesWhatItCannotGiveToADriver) {
     struct Case {
         std::string text;
