@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -868,42 +871,6 @@ struct ProbeArgs {
     double timeout = 2.0;
 };
 
-CLI::App* add_probe_command(CLI::App& app, ProbeArgs& a) {
-    auto* cmd = app.add_subcommand(
-        "probe",
-        "Measure the path to a peer: path MTU and latency (ICMP), throughput (its iperf3 -s)");
-    cmd->add_option("peer", a.peer, "Address or host name of the peer")
-        ->required()
-        ->type_name("PEER");
-    cmd->add_option("--interface", a.interface,
-                    "Leave by this interface (default: the route's; needed for a link-local "
-                    "IPv6 peer)")
-        ->type_name("IFACE");
-    cmd->add_flag("--json", a.json, "One JSON object on stdout");
-    auto* tp = cmd->add_flag("--throughput", a.throughput,
-                             "Also measure TCP throughput against iperf3 -s on the peer");
-    cmd->add_option("--time", a.time, "Throughput test length")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(1U, 3600U))
-        ->needs(tp);
-    cmd->add_option("--streams", a.streams, "Parallel TCP streams")
-        ->type_name("N")
-        ->check(CLI::Range(1U, 128U))
-        ->needs(tp);
-    cmd->add_flag("--reverse", a.reverse, "The peer sends (iperf3 -R)")->needs(tp);
-    cmd->add_option("--port", a.port, "The iperf3 server's port")
-        ->type_name("P")
-        ->check(CLI::Range(1, 65535))
-        ->needs(tp);
-    cmd->add_option("--count", a.count, "Echo requests for the latency figures")
-        ->type_name("N")
-        ->check(CLI::Range(1U, 10000U));
-    cmd->add_option("--timeout", a.timeout, "The longest wait for any one answer")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(0.01, 600.0));
-    return cmd;
-}
-
 int cmd_probe(const Globals& g, const ProbeArgs& a) {
     probe::ProbeOptions opts;
     opts.count = a.count;
@@ -932,13 +899,252 @@ int cmd_probe(const Globals& g, const ProbeArgs& a) {
 
 // ---- end of probe ----
 
-}  // namespace
+// ---- the command table ----
 
-int run(int argc, char** argv) {
-    CLI::App app{"nictunectl: audit and tune network cards (through nictuned, or directly)"};
+// What runs a parsed command.
+using Runner = std::function<int()>;
+
+// A command: its name and description, always known (`nictunectl --help`
+// lists them), and `define`, which adds its arguments to its subcommand and
+// returns its runner. Only the command being run is defined: building
+// CLI11's options of every command was a seventh of the instructions of a
+// one-interface apply (BENCHMARKS.md, "One interface").
+struct Command {
+    const char* name;
+    const char* description;
+    Runner (*define)(CLI::App& cmd, const Globals& g);
+};
+
+// Interface names and profile names as nictuned would take them: a name
+// that is not even UTF-8 could not be sent to it (sd-bus refuses), and would
+// read as a bus failure. nullopt when they are fine.
+std::optional<int> check_names(std::vector<std::string>& interfaces, const std::string& profile) {
+    auto text = name_args(interfaces);
+    if (!text) return report_error(text.error());
+    interfaces = std::move(*text);
+    if (!profile.empty())
+        if (auto ok = profile::validate_name(profile); !ok) return report_error(ok.error());
+    return std::nullopt;
+}
+
+Runner define_audit(CLI::App& cmd, const Globals& g) {
+    auto a = std::make_shared<AuditArgs>();
+    cmd.add_option("interfaces", a->interfaces, "Interfaces (default: every physical NIC)")
+        ->type_name("IFACE");
+    cmd.add_option("--profile", a->profile, "Audit against this profile (default: the best match)")
+        ->type_name("NAME");
+    auto* json = cmd.add_flag("--json", a->json, "One JSON object on stdout");
+    cmd.add_flag("--prometheus", a->prometheus,
+                 "The findings as Prometheus metrics (node_exporter's textfile format)")
+        ->excludes(json);
+    cmd.add_flag("--all", a->all, "Without IFACE: include virtual interfaces too");
+    cmd.add_flag("-v,--verbose", a->verbose, "Show fixed features too");
+    cmd.add_flag("--no-health", a->no_health,
+                 "Leave out the health checks (PCIe, counters, IRQs, CPU, other tools)");
+    cmd.add_option("--sample", a->sample,
+                   "Read the counters twice, SECONDS apart, and report rates (read in this "
+                   "process, also when nictuned runs)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.0, kMaxSampleSeconds));
+    cmd.add_option("--rtt-ms", a->rtt_ms,
+                   "Round-trip time the socket-buffer check assumes (default 1 ms, a LAN)")
+        ->type_name("MS")
+        ->check(CLI::Range(0.001, 10000.0));
+    return [&g, a] {
+        if (auto bad = check_names(a->interfaces, a->profile)) return *bad;
+        return cmd_audit(g, *a);
+    };
+}
+
+Runner define_apply(CLI::App& cmd, const Globals& g) {
+    auto a = std::make_shared<ApplyArgs>();
+    cmd.add_option("profile", a->profile, "Profile name")->required()->type_name("PROFILE");
+    cmd.add_option("interfaces", a->interfaces,
+                   "Interfaces (default: every NIC the profile's [match] fits)")
+        ->type_name("IFACE");
+    cmd.add_flag("--dry-run", a->dry_run, "Print the plan; change nothing");
+    cmd.add_flag("--json", a->json, "JSON output");
+    cmd.add_flag("--force", a->force, "Apply even where the profile's [match] does not fit");
+    auto* keep_going =
+        cmd.add_flag("--keep-going", a->keep_going, "Do not roll back when a step fails");
+    auto* verify = cmd.add_option("--verify-peer", a->verify_peer,
+                                  "Probe PEER before and after (path MTU, latency; throughput "
+                                  "with --min-gbps/--max-regression) and roll back unless the "
+                                  "path still carries it")
+                       ->type_name("PEER")
+                       ->excludes(keep_going);
+    cmd.add_option("--min-gbps", a->min_gbps,
+                   "With --verify-peer: roll back below this iperf3 throughput")
+        ->type_name("X")
+        ->check(CLI::Range(0.000001, 10000.0))
+        ->needs(verify);
+    cmd.add_option("--max-regression", a->max_regression,
+                   "With --verify-peer: roll back if throughput falls more than PCT percent")
+        ->type_name("PCT")
+        ->check(CLI::Range(0.0, 99.999))
+        ->needs(verify);
+    cmd.add_option("--probe-time", a->probe_time, "Throughput test length (default 5)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1U, 3600U))
+        ->needs(verify);
+    cmd.add_option("--probe-streams", a->probe_streams, "Parallel TCP streams (default 1)")
+        ->type_name("N")
+        ->check(CLI::Range(1U, 128U))
+        ->needs(verify);
+    cmd.add_option("--probe-port", a->probe_port, "The iperf3 server's port (default 5201)")
+        ->type_name("P")
+        ->check(CLI::Range(1, 65535))
+        ->needs(verify);
+    cmd.add_option("--probe-timeout", a->probe_timeout,
+                   "The longest wait for any one answer of the peer (default 2)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.01, 600.0))
+        ->needs(verify);
+    cmd.add_option("--settle", a->settle,
+                   "How long the peer may take to answer again after the apply (default 10)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.0, 600.0))
+        ->needs(verify);
+    return [&g, a] {
+        if (auto bad = check_names(a->interfaces, a->profile)) return *bad;
+        return cmd_apply(g, *a);
+    };
+}
+
+Runner define_diff(CLI::App& cmd, const Globals& g) {
+    auto a = std::make_shared<ApplyArgs>();
+    cmd.add_option("profile", a->profile, "Profile name")->required()->type_name("PROFILE");
+    cmd.add_option("interfaces", a->interfaces, "Interfaces")->type_name("IFACE");
+    cmd.add_flag("--json", a->json, "JSON output");
+    cmd.add_flag("--force", a->force, "Plan even where the profile's [match] does not fit");
+    return [&g, a] {
+        if (auto bad = check_names(a->interfaces, a->profile)) return *bad;
+        return cmd_plan(g, *a);
+    };
+}
+
+struct RollbackArgs {
+    std::vector<std::string> interfaces;
+    bool json = false;
+};
+
+Runner define_rollback(CLI::App& cmd, const Globals& g) {
+    auto a = std::make_shared<RollbackArgs>();
+    cmd.add_option("interfaces", a->interfaces, "Interfaces")->required()->type_name("IFACE");
+    cmd.add_flag("--json", a->json, "JSON output");
+    return [&g, a] {
+        if (auto bad = check_names(a->interfaces, {})) return *bad;
+        return cmd_rollback(g, a->interfaces, a->json);
+    };
+}
+
+// The commands whose only argument is --json.
+template <int (*Cmd)(const Globals&, bool)>
+Runner define_with_json(CLI::App& cmd, const Globals& g) {
+    auto json = std::make_shared<bool>(false);
+    cmd.add_flag("--json", *json, "JSON output");
+    return [&g, json] { return Cmd(g, *json); };
+}
+
+Runner define_reload(CLI::App&, const Globals& g) {
+    return [&g] { return cmd_reload(g); };
+}
+
+struct KeysArgs {
+    bool json = false;
+    bool markdown = false;
+    bool man = false;
+};
+
+Runner define_keys(CLI::App& cmd, const Globals&) {
+    auto a = std::make_shared<KeysArgs>();
+    cmd.add_flag("--json", a->json, "JSON output");
+    cmd.add_flag("--markdown", a->markdown, "The profile reference as Markdown (docs/profiles.md)");
+    cmd.add_flag("--man", a->man, "The profile reference as a man page, nictune-profile(5)");
+    return [a] { return cmd_keys(a->json, a->markdown, a->man); };
+}
+
+Runner define_probe(CLI::App& cmd, const Globals& g) {
+    auto a = std::make_shared<ProbeArgs>();
+    cmd.add_option("peer", a->peer, "Address or host name of the peer")
+        ->required()
+        ->type_name("PEER");
+    cmd.add_option("--interface", a->interface,
+                   "Leave by this interface (default: the route's; needed for a link-local "
+                   "IPv6 peer)")
+        ->type_name("IFACE");
+    cmd.add_flag("--json", a->json, "One JSON object on stdout");
+    auto* tp = cmd.add_flag("--throughput", a->throughput,
+                            "Also measure TCP throughput against iperf3 -s on the peer");
+    cmd.add_option("--time", a->time, "Throughput test length")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1U, 3600U))
+        ->needs(tp);
+    cmd.add_option("--streams", a->streams, "Parallel TCP streams")
+        ->type_name("N")
+        ->check(CLI::Range(1U, 128U))
+        ->needs(tp);
+    cmd.add_flag("--reverse", a->reverse, "The peer sends (iperf3 -R)")->needs(tp);
+    cmd.add_option("--port", a->port, "The iperf3 server's port")
+        ->type_name("P")
+        ->check(CLI::Range(1, 65535))
+        ->needs(tp);
+    cmd.add_option("--count", a->count, "Echo requests for the latency figures")
+        ->type_name("N")
+        ->check(CLI::Range(1U, 10000U));
+    cmd.add_option("--timeout", a->timeout, "The longest wait for any one answer")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.01, 600.0));
+    return [&g, a] { return cmd_probe(g, *a); };
+}
+
+Runner define_confirm(CLI::App& cmd, const Globals& g) {
+    auto a = std::make_shared<ConfirmArgs>();
+    cmd.add_option("transactions", a->transactions,
+                   "Transactions (default: every pending one with a peer and no client)")
+        ->type_name("TRANSACTION");
+    cmd.add_flag("--json", a->json, "JSON output");
+    cmd.add_option("--settle", a->settle,
+                   "How long the peer may take to answer (default 60: the boot may still bring "
+                   "links up)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.0, 3600.0));
+    cmd.add_option("--probe-timeout", a->timeout,
+                   "The longest wait for any one answer of the peer (default 2)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.01, 600.0));
+    cmd.add_option("--probe-time", a->probe_time,
+                   "Throughput test length when the binding has min_gbps (default 5)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1U, 3600U));
+    cmd.add_option("--probe-port", a->probe_port, "The iperf3 server's port (default 5201)")
+        ->type_name("P")
+        ->check(CLI::Range(1, 65535));
+    return [&g, a] { return cmd_confirm(g, *a); };
+}
+
+constexpr Command kCommands[] = {
+    {"audit", "Read every setting of the NICs and report what is wrong", define_audit},
+    {"apply", "Apply a profile as a transaction: plan, save, apply, verify, roll back on failure",
+     define_apply},
+    {"diff", "Show what applying a profile would change (apply --dry-run)", define_diff},
+    {"rollback", "Restore the settings an interface had before nictune changed them",
+     define_rollback},
+    {"profiles", "List the profiles on the search path", define_with_json<cmd_profiles>},
+    {"status", "nictuned's bindings, tuned interfaces and drift", define_with_json<cmd_status>},
+    {"reload", "Make nictuned re-read its configuration and profiles", define_reload},
+    {"keys", "List every profile key with its type, range, unit and meaning", define_keys},
+    {"probe", "Measure the path to a peer: path MTU and latency (ICMP), throughput (its iperf3 -s)",
+     define_probe},
+    {"confirm",
+     "Check the peer of nictuned's pending transactions (bindings with verify_peer) and "
+     "confirm or roll back each (nictune-verify@.service runs it)",
+     define_confirm},
+};
+
+void define_globals(CLI::App& app, Globals& g) {
     app.set_version_flag("--version", std::string("nictunectl ") + NICTUNE_VERSION);
     app.require_subcommand(1);
-    Globals g;
     app.add_option(
            "--profiles-dir", g.profiles_dirs,
            "Directory searched for profiles before /etc and the shipped ones (local engine only)")
@@ -959,179 +1165,43 @@ int run(int argc, char** argv) {
         ->type_name("FILE");
     app.add_flag("--direct", g.direct, "Use the engine in this process instead of nictuned");
     app.fallthrough();
+}
 
-    AuditArgs audit;
-    auto* audit_cmd =
-        app.add_subcommand("audit", "Read every setting of the NICs and report what is wrong");
-    audit_cmd
-        ->add_option("interfaces", audit.interfaces, "Interfaces (default: every physical NIC)")
-        ->type_name("IFACE");
-    audit_cmd
-        ->add_option("--profile", audit.profile,
-                     "Audit against this profile (default: the best match)")
-        ->type_name("NAME");
-    auto* audit_json = audit_cmd->add_flag("--json", audit.json, "One JSON object on stdout");
-    audit_cmd
-        ->add_flag("--prometheus", audit.prometheus,
-                   "The findings as Prometheus metrics (node_exporter's textfile format)")
-        ->excludes(audit_json);
-    audit_cmd->add_flag("--all", audit.all, "Without IFACE: include virtual interfaces too");
-    audit_cmd->add_flag("-v,--verbose", audit.verbose, "Show fixed features too");
-    audit_cmd->add_flag("--no-health", audit.no_health,
-                        "Leave out the health checks (PCIe, counters, IRQs, CPU, other tools)");
-    audit_cmd
-        ->add_option("--sample", audit.sample,
-                     "Read the counters twice, SECONDS apart, and report rates (read in this "
-                     "process, also when nictuned runs)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(0.0, kMaxSampleSeconds));
-    audit_cmd
-        ->add_option("--rtt-ms", audit.rtt_ms,
-                     "Round-trip time the socket-buffer check assumes (default 1 ms, a LAN)")
-        ->type_name("MS")
-        ->check(CLI::Range(0.001, 10000.0));
+// The command the arguments name: the first one that is neither an option
+// nor the value of one of `app`'s own options; none when that is no
+// command's name (CLI11 then says what is wrong, with every command known).
+std::optional<std::size_t> command_named(const CLI::App& app, int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--") return std::nullopt;
+        if (arg.starts_with('-')) {
+            if (arg.find('=') != std::string_view::npos) continue;
+            const CLI::Option* opt = app.get_option_no_throw(std::string(arg));
+            if (opt != nullptr && opt->get_items_expected_min() > 0) ++i;
+            continue;
+        }
+        for (std::size_t c = 0; c < std::size(kCommands); ++c)
+            if (arg == kCommands[c].name) return c;
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
 
-    ApplyArgs apply;
-    auto* apply_cmd = app.add_subcommand(
-        "apply",
-        "Apply a profile as a transaction: plan, save, apply, verify, roll back on failure");
-    apply_cmd->add_option("profile", apply.profile, "Profile name")
-        ->required()
-        ->type_name("PROFILE");
-    apply_cmd
-        ->add_option("interfaces", apply.interfaces,
-                     "Interfaces (default: every NIC the profile's [match] fits)")
-        ->type_name("IFACE");
-    apply_cmd->add_flag("--dry-run", apply.dry_run, "Print the plan; change nothing");
-    apply_cmd->add_flag("--json", apply.json, "JSON output");
-    apply_cmd->add_flag("--force", apply.force,
-                        "Apply even where the profile's [match] does not fit");
-    auto* keep_going =
-        apply_cmd->add_flag("--keep-going", apply.keep_going, "Do not roll back when a step fails");
-    auto* verify = apply_cmd
-                       ->add_option("--verify-peer", apply.verify_peer,
-                                    "Probe PEER before and after (path MTU, latency; throughput "
-                                    "with --min-gbps/--max-regression) and roll back unless the "
-                                    "path still carries it")
-                       ->type_name("PEER")
-                       ->excludes(keep_going);
-    auto* min_gbps = apply_cmd
-                         ->add_option("--min-gbps", apply.min_gbps,
-                                      "With --verify-peer: roll back below this iperf3 throughput")
-                         ->type_name("X")
-                         ->check(CLI::Range(0.000001, 10000.0))
-                         ->needs(verify);
-    auto* max_regression =
-        apply_cmd
-            ->add_option("--max-regression", apply.max_regression,
-                         "With --verify-peer: roll back if throughput falls more than PCT percent")
-            ->type_name("PCT")
-            ->check(CLI::Range(0.0, 99.999))
-            ->needs(verify);
-    apply_cmd->add_option("--probe-time", apply.probe_time, "Throughput test length (default 5)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(1U, 3600U))
-        ->needs(verify);
-    apply_cmd
-        ->add_option("--probe-streams", apply.probe_streams, "Parallel TCP streams (default 1)")
-        ->type_name("N")
-        ->check(CLI::Range(1U, 128U))
-        ->needs(verify);
-    apply_cmd
-        ->add_option("--probe-port", apply.probe_port, "The iperf3 server's port (default 5201)")
-        ->type_name("P")
-        ->check(CLI::Range(1, 65535))
-        ->needs(verify);
-    apply_cmd
-        ->add_option("--probe-timeout", apply.probe_timeout,
-                     "The longest wait for any one answer of the peer (default 2)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(0.01, 600.0))
-        ->needs(verify);
-    apply_cmd
-        ->add_option("--settle", apply.settle,
-                     "How long the peer may take to answer again after the apply (default 10)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(0.0, 600.0))
-        ->needs(verify);
-    (void)min_gbps;
-    (void)max_regression;
-
-    ApplyArgs diff;
-    auto* diff_cmd =
-        app.add_subcommand("diff", "Show what applying a profile would change (apply --dry-run)");
-    diff_cmd->add_option("profile", diff.profile, "Profile name")->required()->type_name("PROFILE");
-    diff_cmd->add_option("interfaces", diff.interfaces, "Interfaces")->type_name("IFACE");
-    diff_cmd->add_flag("--json", diff.json, "JSON output");
-    diff_cmd->add_flag("--force", diff.force, "Plan even where the profile's [match] does not fit");
-
-    std::vector<std::string> rollback_ifaces;
-    bool rollback_json = false;
-    auto* rollback_cmd = app.add_subcommand(
-        "rollback", "Restore the settings an interface had before nictune changed them");
-    rollback_cmd->add_option("interfaces", rollback_ifaces, "Interfaces")
-        ->required()
-        ->type_name("IFACE");
-    rollback_cmd->add_flag("--json", rollback_json, "JSON output");
-
-    bool profiles_json = false;
-    auto* profiles_cmd = app.add_subcommand("profiles", "List the profiles on the search path");
-    profiles_cmd->add_flag("--json", profiles_json, "JSON output");
-
-    bool status_json = false;
-    auto* status_cmd =
-        app.add_subcommand("status", "nictuned's bindings, tuned interfaces and drift");
-    status_cmd->add_flag("--json", status_json, "JSON output");
-
-    auto* reload_cmd =
-        app.add_subcommand("reload", "Make nictuned re-read its configuration and profiles");
-
-    bool keys_json = false;
-    bool keys_markdown = false;
-    auto* keys_cmd =
-        app.add_subcommand("keys", "List every profile key with its type, range, unit and meaning");
-    keys_cmd->add_flag("--json", keys_json, "JSON output");
-    keys_cmd->add_flag("--markdown", keys_markdown,
-                       "The profile reference as Markdown (docs/profiles.md)");
-    bool keys_man = false;
-    keys_cmd->add_flag("--man", keys_man,
-                       "The profile reference as a man page, nictune-profile(5)");
-
-    // probe (issue 15)
-    ProbeArgs probe_args;
-    auto* probe_cmd = add_probe_command(app, probe_args);
-
-    ConfirmArgs confirm;
-    auto* confirm_cmd = app.add_subcommand(
-        "confirm",
-        "Check the peer of nictuned's pending transactions (bindings with verify_peer) and "
-        "confirm or roll back each (nictune-verify@.service runs it)");
-    confirm_cmd
-        ->add_option("transactions", confirm.transactions,
-                     "Transactions (default: every pending one with a peer and no client)")
-        ->type_name("TRANSACTION");
-    confirm_cmd->add_flag("--json", confirm.json, "JSON output");
-    confirm_cmd
-        ->add_option("--settle", confirm.settle,
-                     "How long the peer may take to answer (default 60: the boot may still bring "
-                     "links up)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(0.0, 3600.0));
-    confirm_cmd
-        ->add_option("--probe-timeout", confirm.timeout,
-                     "The longest wait for any one answer of the peer (default 2)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(0.01, 600.0));
-    confirm_cmd
-        ->add_option("--probe-time", confirm.probe_time,
-                     "Throughput test length when the binding has min_gbps (default 5)")
-        ->type_name("SECONDS")
-        ->check(CLI::Range(1U, 3600U));
-    confirm_cmd
-        ->add_option("--probe-port", confirm.probe_port, "The iperf3 server's port (default 5201)")
-        ->type_name("P")
-        ->check(CLI::Range(1, 65535));
-
+// Parses and runs. Unless `whole`, only the command the arguments name is
+// defined (`nictunectl --help` names no command, and gets the whole table);
+// a parse error goes to the whole table, so that every message is the one
+// all commands' arguments give.
+int parse_and_run(int argc, char** argv, bool whole) {
+    CLI::App app{"nictunectl: audit and tune network cards (through nictuned, or directly)"};
+    Globals g;
+    define_globals(app, g);
+    const auto only = whole ? std::nullopt : command_named(app, argc, argv);
+    std::vector<std::pair<CLI::App*, Runner>> commands;
+    for (std::size_t c = 0; c < std::size(kCommands); ++c) {
+        if (only && *only != c) continue;
+        CLI::App* cmd = app.add_subcommand(kCommands[c].name, kCommands[c].description);
+        commands.emplace_back(cmd, kCommands[c].define(*cmd, g));
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -1141,31 +1211,19 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        if (only) return parse_and_run(argc, argv, true);
         app.exit(e);
         return kUsage;
     }
-
-    for (auto* names : {&audit.interfaces, &apply.interfaces, &diff.interfaces, &rollback_ifaces}) {
-        auto text = name_args(*names);
-        if (!text) return report_error(text.error());
-        *names = std::move(*text);
-    }
-    // Checked here as nictuned would: a name that is not even UTF-8 could
-    // not be sent to it (sd-bus refuses), and would read as a bus failure.
-    for (const auto* profile : {&audit.profile, &apply.profile, &diff.profile})
-        if (!profile->empty())
-            if (auto ok = profile::validate_name(*profile); !ok) return report_error(ok.error());
-    if (audit_cmd->parsed()) return cmd_audit(g, audit);
-    if (apply_cmd->parsed()) return cmd_apply(g, apply);
-    if (diff_cmd->parsed()) return cmd_plan(g, diff);
-    if (rollback_cmd->parsed()) return cmd_rollback(g, rollback_ifaces, rollback_json);
-    if (profiles_cmd->parsed()) return cmd_profiles(g, profiles_json);
-    if (status_cmd->parsed()) return cmd_status(g, status_json);
-    if (reload_cmd->parsed()) return cmd_reload(g);
-    if (keys_cmd->parsed()) return cmd_keys(keys_json, keys_markdown, keys_man);
-    if (probe_cmd->parsed()) return cmd_probe(g, probe_args);
-    if (confirm_cmd->parsed()) return cmd_confirm(g, confirm);
+    for (const auto& [cmd, runner] : commands)
+        if (cmd->parsed()) return runner();
     return kUsage;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+    return parse_and_run(argc, argv, false);
 }
 
 }  // namespace nictune::ctl
