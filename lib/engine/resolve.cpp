@@ -6,31 +6,15 @@
 #include "engine/translate.hpp"
 #include "model/value.hpp"
 #include "profile/features.hpp"
+#include "util/enum_names.hpp"
 
 namespace nictune {
 
 const char* resolution_name(Resolution r) {
-    switch (r) {
-        case Resolution::Native:
-            return "native";
-        case Resolution::Translated:
-            return "translated";
-        case Resolution::Covered:
-            return "covered";
-        case Resolution::Unsupported:
-            return "unsupported";
-        case Resolution::OutOfRange:
-            return "out_of_range";
-        case Resolution::Conflict:
-            return "conflict";
-        case Resolution::Adjusted:
-            return "adjusted";
-        case Resolution::NotSettable:
-            return "not_settable";
-        case Resolution::DriverRefuses:
-            return "driver_refuses";
-    }
-    return "unsupported";
+    static constexpr EnumNames<Resolution> kNames{"native",      "translated",   "covered",
+                                                  "unsupported", "out_of_range", "conflict",
+                                                  "adjusted",    "not_settable", "driver_refuses"};
+    return kNames[r];
 }
 
 namespace {
