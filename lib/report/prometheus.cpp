@@ -9,6 +9,7 @@
 
 #include "model/cpulist.hpp"
 #include "model/health.hpp"
+#include "report/json_util.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
@@ -309,13 +310,6 @@ void add_daemon(Exposition& x, const DaemonMetrics& d) {
 }
 
 // ---- reading the health parts back from the audit JSON
-
-const Json& member(const Json& j, const char* k) {
-    static const Json kNull;
-    if (!j.is_object()) return kNull;
-    auto it = j.find(k);
-    return it == j.end() ? kNull : *it;
-}
 
 template <class T>
 std::optional<T> opt(const Json& j, const char* k) {
