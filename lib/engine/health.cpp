@@ -11,6 +11,7 @@
 
 #include "backend/health.hpp"
 #include "model/cpulist.hpp"
+#include "util/find.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -35,9 +36,7 @@ constexpr StandardCounter kStandard[] = {
 };
 
 const StandardCounter* standard(std::string_view name) {
-    for (const auto& c : kStandard)
-        if (c.name == name) return &c;
-    return nullptr;
+    return find_first(kStandard, [&](const StandardCounter& c) { return c.name == name; });
 }
 
 std::string gbps_text(double g) {

@@ -7,6 +7,7 @@
 #include "model/value.hpp"
 #include "profile/features.hpp"
 #include "util/enum_names.hpp"
+#include "util/find.hpp"
 
 namespace nictune {
 
@@ -30,11 +31,10 @@ constexpr std::array<std::string_view, 2> kForwarding = {"net.ipv4.ip_forward",
 // The forwarding sysctl that is on, if any.
 const SysctlValue* forwarding_on(const SystemState* sys) {
     if (!sys) return nullptr;
-    for (const auto& s : sys->sysctl)
-        if (std::find(kForwarding.begin(), kForwarding.end(), s.name) != kForwarding.end() &&
-            s.value && s.value->find_first_not_of("0 \n") != std::string::npos)
-            return &s;
-    return nullptr;
+    return find_first(sys->sysctl, [](const SysctlValue& s) {
+        return std::find(kForwarding.begin(), kForwarding.end(), s.name) != kForwarding.end() &&
+               s.value && s.value->find_first_not_of("0 \n") != std::string::npos;
+    });
 }
 
 void check_limits(ResolvedSetting& r, const NicState& state) {

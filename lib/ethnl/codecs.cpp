@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "netlink/attr.hpp"
+#include "util/find.hpp"
 
 namespace nictune::ethnl {
 namespace {
@@ -327,15 +328,11 @@ std::span<const Family> families() {
 }
 
 const Family* family_of(Section s) {
-    for (const Family& f : kFamilies)
-        if (f.section == s) return &f;
-    return nullptr;
+    return find_first(kFamilies, [&](const Family& f) { return f.section == s; });
 }
 
 const Family* family_of_kernel_msg(uint8_t cmd) {
-    for (const Family& f : kFamilies)
-        if (f.reply == cmd || f.ntf == cmd) return &f;
-    return nullptr;
+    return find_first(kFamilies, [&](const Family& f) { return f.reply == cmd || f.ntf == cmd; });
 }
 
 uint8_t get_cmd(Section s) {

@@ -456,9 +456,9 @@ constexpr SectionKeys kKeyedSections[] = {
 };
 
 const std::span<const ProfileKey>* keys_of(Section sec) {
-    for (const auto& s : kKeyedSections)
-        if (s.section == sec) return &s.keys;
-    return nullptr;
+    const SectionKeys* s =
+        find_first(kKeyedSections, [&](const SectionKeys& k) { return k.section == sec; });
+    return s ? &s->keys : nullptr;
 }
 
 // [features]: kernel feature names and ethtool's aliases.
