@@ -44,6 +44,22 @@ std::vector<Entry> in_file_order(const toml::table& t);
 
 // A key-to-parser table (as systemd's link configuration has one): rows
 // with a `name` and whatever reads that key's value. A new key is one row.
+template <class Parser>
+struct KeyRow {
+    std::string_view name;
+    Parser parse;
+};
+
+// A parser's last step: the value it read stored in its field, or the
+// error of the read.
+template <class T, class Field>
+Result<void> store(Result<T> read, Field& field) {
+    if (!read) return std::unexpected(std::move(read.error()));
+    field = std::move(*read);
+    return {};
+}
+
+// The row named `name`, or nullptr.
 template <class Rows>
 auto find_row(const Rows& rows, std::string_view name) {
     return find_first(rows, [&](const auto& r) { return r.name == name; });
