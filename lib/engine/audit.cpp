@@ -9,20 +9,14 @@
 #include "engine/resolve.hpp"
 #include "engine/translate.hpp"
 #include "sysinfo/procsys.hpp"
+#include "util/enum_names.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
 
 const char* severity_name(Severity s) {
-    switch (s) {
-        case Severity::Info:
-            return "info";
-        case Severity::Warn:
-            return "warn";
-        case Severity::Fail:
-            return "fail";
-    }
-    return "info";
+    static constexpr EnumNames<Severity> kNames{"info", "warn", "fail"};
+    return kNames[s];
 }
 
 std::optional<int> match_score(const ProfileMatch& m, const Identity& id) {

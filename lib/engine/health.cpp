@@ -11,6 +11,7 @@
 
 #include "backend/health.hpp"
 #include "model/cpulist.hpp"
+#include "util/find.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -35,9 +36,7 @@ constexpr StandardCounter kStandard[] = {
 };
 
 const StandardCounter* standard(std::string_view name) {
-    for (const auto& c : kStandard)
-        if (c.name == name) return &c;
-    return nullptr;
+    return find_first(kStandard, [&](const StandardCounter& c) { return c.name == name; });
 }
 
 std::string gbps_text(double g) {
@@ -287,7 +286,13 @@ void check_counters(Ctx& c) {
         if (sampled) return fmt::format("{} {}/s", rate_text(t.rate()), what);
         return fmt::format("{} {}", group_digits(t.total()), what);
     };
-    auto moving = [&](const KindTotal& t) { return sampled ? t.rate() > 0 : t.total() > 0; };
+    // The counters of `kind`, when they moved (in the sample, or at all).
+    auto moving = [&](const char* kind) -> const KindTotal* {
+        auto it = kinds.find(kind);
+        if (it == kinds.end()) return nullptr;
+        const KindTotal& t = it->second;
+        return (sampled ? t.rate() > 0 : t.total() > 0) ? &t : nullptr;
+    };
     const double ratio = [&] {
         auto it = kinds.find("rx_no_buffer");
         if (it == kinds.end()) return 0.0;
@@ -297,8 +302,7 @@ void check_counters(Ctx& c) {
                               : 0.0;
     }();
 
-    if (auto it = kinds.find("rx_no_buffer"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
+    if (const KindTotal* t = moving("rx_no_buffer")) {
         const auto rx = c.value(Key::RingsRx);
         const auto rx_max = c.value(Key::RingsRxMax);
         std::string rings_text = rx && rx_max ? fmt::format("rings at {} of {}", *rx, *rx_max)
@@ -315,69 +319,78 @@ void check_counters(Ctx& c) {
                 "(channels, IRQ placement) and check the CPUs' power settings";
         const Severity sev = sampled || ratio >= 1e-4 ? Severity::Warn : Severity::Info;
         c.add(sev, "health.rx_drops", 0U,
-              sampled ? Scalar{rate_text(t.rate()) + "/s"} : Scalar{t.total()},
+              sampled ? Scalar{rate_text(t->rate()) + "/s"} : Scalar{t->total()},
               fmt::format("{} dropped for lack of RX buffers {} ({:.3g}% of received): {}; {}",
-                          amount(t, "packets"), since, ratio * 100, join(t.evidence, ", "),
+                          amount(*t, "packets"), since, ratio * 100, join(t->evidence, ", "),
                           rings_text),
               fix);
         if (sev == Severity::Warn)
             c.limit("health.rx_drops",
-                    fmt::format("{} with {}", amount(t, sampled ? "RX drops" : "RX drops so far"),
+                    fmt::format("{} with {}", amount(*t, sampled ? "RX drops" : "RX drops so far"),
                                 rings_text),
                     loss_impact(ratio));
     }
-    if (auto it = kinds.find("crc"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
-        c.add(Severity::Warn, "health.crc_errors", 0U, t.total(),
-              fmt::format("{} {}: {}", amount(t, "frames with CRC or framing errors"), since,
-                          join(t.evidence, ", ")),
+    if (const KindTotal* t = moving("crc")) {
+        c.add(Severity::Warn, "health.crc_errors", 0U, t->total(),
+              fmt::format("{} {}: {}", amount(*t, "frames with CRC or framing errors"), since,
+                          join(t->evidence, ", ")),
               "the cable, the optics (SFP+) or the peer port is bad: reseat or replace them");
-        c.limit("health.crc_errors", amount(t, "CRC errors") + " (cable or optics)",
-                std::max(0.05, loss_impact(rx_packets ? static_cast<double>(t.total()) /
+        c.limit("health.crc_errors", amount(*t, "CRC errors") + " (cable or optics)",
+                std::max(0.05, loss_impact(rx_packets ? static_cast<double>(t->total()) /
                                                             static_cast<double>(rx_packets)
                                                       : 0)));
     }
-    if (auto it = kinds.find("pause_rx"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
-        c.add(sampled ? Severity::Warn : Severity::Info, "health.pause_rx", 0U, t.total(),
-              fmt::format("{} {}: the peer or switch is congested and asked this port to pause "
-                          "({})",
-                          amount(t, "pause frames received"), since, join(t.evidence, ", ")),
-              "look at the switch port (egress congestion, buffers) or the peer host; turning "
-              "pause.rx off only moves the drops there");
-        if (sampled) c.limit("health.pause_rx", amount(t, "pause frames received"), 0.2);
+    // Pause frames, either way: the side that asks for them does not keep
+    // up. A warning while they still come; those received also bound what
+    // the link carries.
+    struct Pause {
+        const char* kind;
+        const char* counted;
+        const char* meaning;
+        const char* fix;
+        double impact;  // of the limit, when sampled (0: none)
+    };
+    static constexpr Pause kPause[] = {
+        {"pause_rx", "pause frames received",
+         "the peer or switch is congested and asked this port to pause",
+         "look at the switch port (egress congestion, buffers) or the peer host; turning pause.rx "
+         "off only moves the drops there",
+         0.2},
+        {"pause_tx", "pause frames sent",
+         "this port's RX buffer filled up and it asked the peer to pause",
+         "this host does not keep up with what it receives: raise rings.rx, spread the queue IRQs "
+         "over the local CPUs",
+         0},
+    };
+    for (const Pause& p : kPause) {
+        const KindTotal* t = moving(p.kind);
+        if (!t) continue;
+        const std::string key = std::string("health.") + p.kind;
+        c.add(sampled ? Severity::Warn : Severity::Info, key, 0U, t->total(),
+              fmt::format("{} {}: {} ({})", amount(*t, p.counted), since, p.meaning,
+                          join(t->evidence, ", ")),
+              p.fix);
+        if (sampled && p.impact > 0) c.limit(key, amount(*t, p.counted), p.impact);
     }
-    if (auto it = kinds.find("pause_tx"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
-        c.add(sampled ? Severity::Warn : Severity::Info, "health.pause_tx", 0U, t.total(),
-              fmt::format("{} {}: this port's RX buffer filled up and it asked the peer to pause "
-                          "({})",
-                          amount(t, "pause frames sent"), since, join(t.evidence, ", ")),
-              "this host does not keep up with what it receives: raise rings.rx, spread the "
-              "queue IRQs over the local CPUs");
-    }
-    if (auto it = kinds.find("tx_timeout"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
-        c.add(Severity::Warn, "health.tx_timeout", 0U, t.total(),
+    if (const KindTotal* t = moving("tx_timeout")) {
+        c.add(Severity::Warn, "health.tx_timeout", 0U, t->total(),
               fmt::format("{} {}: the driver reset the adapter after TX hangs ({})",
-                          amount(t, "TX timeouts"), since, join(t.evidence, ", ")),
+                          amount(*t, "TX timeouts"), since, join(t->evidence, ", ")),
               "update the driver and the NIC firmware; check dmesg for 'Tx Unit Hang' and the "
               "PCIe link");
-        c.limit("health.tx_timeout", amount(t, "TX timeouts (adapter resets)"), 0.3);
+        c.limit("health.tx_timeout", amount(*t, "TX timeouts (adapter resets)"), 0.3);
     }
-    if (auto it = kinds.find("alloc_fail"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
-        c.add(Severity::Warn, "health.alloc_fail", 0U, t.total(),
-              fmt::format("{} {} ({})", amount(t, "RX buffer allocations failed"), since,
-                          join(t.evidence, ", ")),
+    if (const KindTotal* t = moving("alloc_fail")) {
+        c.add(Severity::Warn, "health.alloc_fail", 0U, t->total(),
+              fmt::format("{} {} ({})", amount(*t, "RX buffer allocations failed"), since,
+                          join(t->evidence, ", ")),
               "memory pressure: raise vm.min_free_kbytes, or find what fills memory");
     }
-    if (auto it = kinds.find("rx_dropped"); it != kinds.end() && moving(it->second)) {
-        const auto& t = it->second;
-        c.add(Severity::Info, "health.rx_dropped", 0U, t.total(),
+    if (const KindTotal* t = moving("rx_dropped")) {
+        c.add(Severity::Info, "health.rx_dropped", 0U, t->total(),
               fmt::format("{} {} by the kernel after the NIC ({}): unknown protocols, no memory "
                           "or a full backlog; see the softnet findings",
-                          amount(t, "packets dropped"), since, join(t.evidence, ", ")),
+                          amount(*t, "packets dropped"), since, join(t->evidence, ", ")),
               "");
     }
 }

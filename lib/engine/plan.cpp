@@ -8,26 +8,15 @@
 #include "model/irq.hpp"
 #include "model/rss.hpp"
 #include "sysinfo/procsys.hpp"
+#include "util/enum_names.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
 
 const char* step_kind_name(StepKind k) {
-    switch (k) {
-        case StepKind::Change:
-            return "change";
-        case StepKind::Unchanged:
-            return "unchanged";
-        case StepKind::Covered:
-            return "covered";
-        case StepKind::Unsupported:
-            return "unsupported";
-        case StepKind::Refused:
-            return "refused";
-        case StepKind::Blocked:
-            return "blocked";
-    }
-    return "refused";
+    static constexpr EnumNames<StepKind> kNames{"change",      "unchanged", "covered",
+                                                "unsupported", "refused",   "blocked"};
+    return kNames[k];
 }
 
 namespace {

@@ -6,31 +6,16 @@
 #include "engine/translate.hpp"
 #include "model/value.hpp"
 #include "profile/features.hpp"
+#include "util/enum_names.hpp"
+#include "util/find.hpp"
 
 namespace nictune {
 
 const char* resolution_name(Resolution r) {
-    switch (r) {
-        case Resolution::Native:
-            return "native";
-        case Resolution::Translated:
-            return "translated";
-        case Resolution::Covered:
-            return "covered";
-        case Resolution::Unsupported:
-            return "unsupported";
-        case Resolution::OutOfRange:
-            return "out_of_range";
-        case Resolution::Conflict:
-            return "conflict";
-        case Resolution::Adjusted:
-            return "adjusted";
-        case Resolution::NotSettable:
-            return "not_settable";
-        case Resolution::DriverRefuses:
-            return "driver_refuses";
-    }
-    return "unsupported";
+    static constexpr EnumNames<Resolution> kNames{"native",      "translated",   "covered",
+                                                  "unsupported", "out_of_range", "conflict",
+                                                  "adjusted",    "not_settable", "driver_refuses"};
+    return kNames[r];
 }
 
 namespace {
@@ -46,11 +31,10 @@ constexpr std::array<std::string_view, 2> kForwarding = {"net.ipv4.ip_forward",
 // The forwarding sysctl that is on, if any.
 const SysctlValue* forwarding_on(const SystemState* sys) {
     if (!sys) return nullptr;
-    for (const auto& s : sys->sysctl)
-        if (std::find(kForwarding.begin(), kForwarding.end(), s.name) != kForwarding.end() &&
-            s.value && s.value->find_first_not_of("0 \n") != std::string::npos)
-            return &s;
-    return nullptr;
+    return find_first(sys->sysctl, [](const SysctlValue& s) {
+        return std::find(kForwarding.begin(), kForwarding.end(), s.name) != kForwarding.end() &&
+               s.value && s.value->find_first_not_of("0 \n") != std::string::npos;
+    });
 }
 
 void check_limits(ResolvedSetting& r, const NicState& state) {

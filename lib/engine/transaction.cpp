@@ -7,64 +7,26 @@
 #include <atomic>
 #include <ctime>
 
+#include "util/enum_names.hpp"
+
 namespace nictune {
 
 const char* outcome_name(Outcome o) {
-    switch (o) {
-        case Outcome::Unchanged:
-            return "unchanged";
-        case Outcome::Applied:
-            return "applied";
-        case Outcome::Translated:
-            return "translated";
-        case Outcome::Adjusted:
-            return "adjusted";
-        case Outcome::Unsupported:
-            return "unsupported";
-        case Outcome::Failed:
-            return "failed";
-        case Outcome::NotReached:
-            return "not_reached";
-        case Outcome::RolledBack:
-            return "rolled_back";
-        case Outcome::Refused:
-            return "refused";
-        case Outcome::Blocked:
-            return "blocked";
-    }
-    return "failed";
+    static constexpr EnumNames<Outcome> kNames{
+        "unchanged", "applied",     "translated",  "adjusted", "unsupported",
+        "failed",    "not_reached", "rolled_back", "refused",  "blocked"};
+    return kNames[o];
 }
 
 const char* tx_result_name(TxResult r) {
-    switch (r) {
-        case TxResult::Applied:
-            return "applied";
-        case TxResult::DryRun:
-            return "dry_run";
-        case TxResult::Refused:
-            return "refused";
-        case TxResult::RolledBack:
-            return "rolled_back";
-        case TxResult::Partial:
-            return "partial";
-        case TxResult::Pending:
-            return "pending";
-    }
-    return "partial";
+    static constexpr EnumNames<TxResult> kNames{"applied",     "dry_run", "refused",
+                                                "rolled_back", "partial", "pending"};
+    return kNames[r];
 }
 
 const char* check_outcome_name(CheckOutcome o) {
-    switch (o) {
-        case CheckOutcome::NotReached:
-            return "not_reached";
-        case CheckOutcome::Passed:
-            return "passed";
-        case CheckOutcome::Failed:
-            return "failed";
-        case CheckOutcome::Pending:
-            return "pending";
-    }
-    return "failed";
+    static constexpr EnumNames<CheckOutcome> kNames{"not_reached", "passed", "failed", "pending"};
+    return kNames[o];
 }
 
 std::vector<std::string> ApplyResult::left() const {

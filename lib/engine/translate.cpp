@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "util/find.hpp"
+
 namespace nictune {
 namespace {
 
@@ -166,9 +168,8 @@ constexpr std::array<ResetCheck, 7> kResetChecks = {{
 }  // namespace
 
 const KeyAlias* find_alias(std::string_view driver, Key key) {
-    for (const auto& a : kAliases)
-        if (a.driver == driver && a.key == key) return &a;
-    return nullptr;
+    return find_first(kAliases,
+                      [&](const KeyAlias& a) { return a.driver == driver && a.key == key; });
 }
 
 std::span<const DriverCheck> driver_checks() {
@@ -177,9 +178,9 @@ std::span<const DriverCheck> driver_checks() {
 
 const DriverCheck* refusing_check(std::string_view driver, Key key, uint64_t value,
                                   const Outlook& after) {
-    for (const auto& c : kChecks)
-        if (c.driver == driver && c.key == key && c.refuses(value, after)) return &c;
-    return nullptr;
+    return find_first(kChecks, [&](const DriverCheck& c) {
+        return c.driver == driver && c.key == key && c.refuses(value, after);
+    });
 }
 
 std::span<const ResetCheck> reset_checks() {
@@ -188,9 +189,9 @@ std::span<const ResetCheck> reset_checks() {
 
 const ResetCheck* resetting_check(std::string_view driver, Key key, uint64_t from, uint64_t to,
                                   const Outlook& after) {
-    for (const auto& c : kResetChecks)
-        if (c.driver == driver && c.key == key && c.resets(from, to, after)) return &c;
-    return nullptr;
+    return find_first(kResetChecks, [&](const ResetCheck& c) {
+        return c.driver == driver && c.key == key && c.resets(from, to, after);
+    });
 }
 
 std::span<const DriverRule> driver_rules() {
@@ -198,9 +199,9 @@ std::span<const DriverRule> driver_rules() {
 }
 
 const DriverRule* find_rule(std::string_view driver, Key key, uint64_t value) {
-    for (const auto& r : kRules)
-        if (r.driver == driver && r.key == key && r.when == value) return &r;
-    return nullptr;
+    return find_first(kRules, [&](const DriverRule& r) {
+        return r.driver == driver && r.key == key && r.when == value;
+    });
 }
 
 }  // namespace nictune

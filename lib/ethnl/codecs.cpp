@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "netlink/attr.hpp"
+#include "util/find.hpp"
 
 namespace nictune::ethnl {
 namespace {
@@ -51,6 +52,23 @@ Result<AttrList> nest_attrs(const nlattr* nest, std::string_view context, Where 
     if (!attrs.complete())
         return corrupt(context, fmt::format("{} nest is truncated", where.str()));
     return attrs;
+}
+
+// Each nest of type `type` in the nest `list` (a bitset's bits, a string
+// set's strings), as its own attributes: f(attrs) -> Result<void>. Other
+// types are passed over; a cut-off list or entry is corrupt.
+template <class F>
+Result<void> for_each_nest(const nlattr* list, uint16_t type, std::string_view context,
+                           Where list_where, Where entry_where, F&& f) {
+    auto entries = nest_attrs(list, context, list_where);
+    if (!entries) return std::unexpected(entries.error());
+    for (const nlattr* entry : *entries) {
+        if (attr_type(entry) != type) continue;
+        auto attrs = nest_attrs(entry, context, entry_where);
+        if (!attrs) return std::unexpected(attrs.error());
+        if (auto r = f(*attrs); !r) return r;
+    }
+    return {};
 }
 
 std::unexpected<Error> wrong_width(const nlattr* a, std::string_view context,
@@ -200,24 +218,23 @@ Result<ValueMask> decode_value_mask(const nlattr* nest, std::string_view context
             out.nomask = true;
         }
     } else if (const nlattr* bits = attrs->find(ETHTOOL_A_BITSET_BITS)) {
-        auto list = nest_attrs(bits, context, {what, "bitset bits"});
-        if (!list) return std::unexpected(list.error());
-        for (const nlattr* bit : *list) {
-            if (attr_type(bit) != ETHTOOL_A_BITSET_BITS_BIT) continue;
-            auto fields = nest_attrs(bit, context, {what, "bitset bit"});
-            if (!fields) return std::unexpected(fields.error());
-            const nlattr* index = fields->find(ETHTOOL_A_BITSET_BIT_INDEX);
-            if (index == nullptr)
-                return corrupt(context, fmt::format("{} bitset bit has no index", what));
-            auto i = need<uint32_t>(index, context, {what, "bitset bit index"});
-            if (!i) return std::unexpected(i.error());
-            if (*i >= *nbits)
-                return corrupt(context, fmt::format("{} bitset bit {} is beyond its size {}", what,
-                                                    *i, *nbits));
-            set_bit(out.mask, *i);
-            if (out.nomask || fields->find(ETHTOOL_A_BITSET_BIT_VALUE) != nullptr)
-                set_bit(out.value, *i);
-        }
+        auto walked = for_each_nest(
+            bits, ETHTOOL_A_BITSET_BITS_BIT, context, {what, "bitset bits"}, {what, "bitset bit"},
+            [&](const AttrList& fields) -> Result<void> {
+                const nlattr* index = fields.find(ETHTOOL_A_BITSET_BIT_INDEX);
+                if (index == nullptr)
+                    return corrupt(context, fmt::format("{} bitset bit has no index", what));
+                auto i = need<uint32_t>(index, context, {what, "bitset bit index"});
+                if (!i) return std::unexpected(i.error());
+                if (*i >= *nbits)
+                    return corrupt(context, fmt::format("{} bitset bit {} is beyond its size {}",
+                                                        what, *i, *nbits));
+                set_bit(out.mask, *i);
+                if (out.nomask || fields.find(ETHTOOL_A_BITSET_BIT_VALUE) != nullptr)
+                    set_bit(out.value, *i);
+                return {};
+            });
+        if (!walked) return std::unexpected(walked.error());
     } else {
         out.nomask = true;
     }
@@ -327,15 +344,11 @@ std::span<const Family> families() {
 }
 
 const Family* family_of(Section s) {
-    for (const Family& f : kFamilies)
-        if (f.section == s) return &f;
-    return nullptr;
+    return find_first(kFamilies, [&](const Family& f) { return f.section == s; });
 }
 
 const Family* family_of_kernel_msg(uint8_t cmd) {
-    for (const Family& f : kFamilies)
-        if (f.reply == cmd || f.ntf == cmd) return &f;
-    return nullptr;
+    return find_first(kFamilies, [&](const Family& f) { return f.reply == cmd || f.ntf == cmd; });
 }
 
 uint8_t get_cmd(Section s) {
@@ -393,32 +406,35 @@ Result<Reply> decode_settings(Section section, const nlmsghdr* nlh) {
     return out;
 }
 
+namespace {
+
+// The feature maps of a FEATURES reply: the attribute, the map it fills and
+// its name in errors.
+struct FeatureMap {
+    uint16_t attr;
+    std::vector<uint32_t> FeaturesReply::*map;
+    std::string_view what;
+};
+constexpr FeatureMap kFeatureMaps[] = {
+    {ETHTOOL_A_FEATURES_HW, &FeaturesReply::hw, "hw"},
+    {ETHTOOL_A_FEATURES_WANTED, &FeaturesReply::wanted, "wanted"},
+    {ETHTOOL_A_FEATURES_ACTIVE, &FeaturesReply::active, "active"},
+    {ETHTOOL_A_FEATURES_NOCHANGE, &FeaturesReply::nochange, "nochange"},
+};
+
+}  // namespace
+
 Result<FeaturesReply> decode_features(const nlmsghdr* nlh) {
     const Kind kind = kind_of(*family_of(Section::Features));
     FeaturesReply out;
     auto header = walk_reply(nlh, kind, [&](const nlattr* a) -> Result<void> {
-        std::vector<uint32_t>* target = nullptr;
-        std::string_view what;
-        switch (attr_type(a)) {
-            case ETHTOOL_A_FEATURES_HW:
-                target = &out.hw, what = "hw";
-                break;
-            case ETHTOOL_A_FEATURES_WANTED:
-                target = &out.wanted, what = "wanted";
-                break;
-            case ETHTOOL_A_FEATURES_ACTIVE:
-                target = &out.active, what = "active";
-                break;
-            case ETHTOOL_A_FEATURES_NOCHANGE:
-                target = &out.nochange, what = "nochange";
-                break;
-            default:
-                return {};
-        }
-        auto set = decode_bitset(a, kind.context, what);
+        const FeatureMap* m =
+            find_first(kFeatureMaps, [&](const FeatureMap& f) { return f.attr == attr_type(a); });
+        if (m == nullptr) return {};
+        auto set = decode_bitset(a, kind.context, m->what);
         if (!set) return std::unexpected(std::move(set.error()));
         out.nbits = std::max(out.nbits, set->nbits);
-        *target = std::move(set->bits);
+        out.*m->map = std::move(set->bits);
         return {};
     });
     if (!header) return std::unexpected(std::move(header.error()));
@@ -426,8 +442,8 @@ Result<FeaturesReply> decode_features(const nlmsghdr* nlh) {
     out.ifname = std::move(header->ifname);
     // The kernel sends all four maps with one size; make them uniform anyway
     // so that a missing map reads as all zeros.
-    for (auto* map : {&out.hw, &out.wanted, &out.active, &out.nochange})
-        map->resize(words_for(out.nbits));
+    for (const FeatureMap& m : kFeatureMaps)
+        (out.*m.map).resize(words_for(out.nbits));
     return out;
 }
 
@@ -481,28 +497,27 @@ Result<StringSetReply> decode_strings(const nlmsghdr* nlh, uint32_t set_id, std:
             if (*n == 0) return StringSetReply{header.ifindex, std::move(names)};
             return corrupt(context, fmt::format("{} string set has no strings", what));
         }
-        auto list = nest_attrs(strings, context, {what, "strings"});
-        if (!list) return std::unexpected(list.error());
-        for (const nlattr* s : *list) {
-            if (attr_type(s) != ETHTOOL_A_STRINGS_STRING) continue;
-            auto entry = nest_attrs(s, context, {what, "string"});
-            if (!entry) return std::unexpected(entry.error());
-            const nlattr* index = entry->find(ETHTOOL_A_STRING_INDEX);
-            const nlattr* value = entry->find(ETHTOOL_A_STRING_VALUE);
-            if (index == nullptr || value == nullptr)
-                return corrupt(context, fmt::format("{} string without index or value", what));
-            auto i = need<uint32_t>(index, context, {what, "string index"});
-            if (!i) return std::unexpected(i.error());
-            if (*i >= *n)
-                return corrupt(context, fmt::format("{} string index {} is beyond the "
-                                                    "count {}",
-                                                    what, *i, *n));
-            auto text = attr_str(value);
-            if (!text)
-                return corrupt(context,
-                               fmt::format("{} string {} is not NUL-terminated", what, *i));
-            names[*i] = *text;
-        }
+        auto walked = for_each_nest(
+            strings, ETHTOOL_A_STRINGS_STRING, context, {what, "strings"}, {what, "string"},
+            [&](const AttrList& entry) -> Result<void> {
+                const nlattr* index = entry.find(ETHTOOL_A_STRING_INDEX);
+                const nlattr* value = entry.find(ETHTOOL_A_STRING_VALUE);
+                if (index == nullptr || value == nullptr)
+                    return corrupt(context, fmt::format("{} string without index or value", what));
+                auto i = need<uint32_t>(index, context, {what, "string index"});
+                if (!i) return std::unexpected(i.error());
+                if (*i >= *n)
+                    return corrupt(context, fmt::format("{} string index {} is beyond the "
+                                                        "count {}",
+                                                        what, *i, *n));
+                auto text = attr_str(value);
+                if (!text)
+                    return corrupt(context,
+                                   fmt::format("{} string {} is not NUL-terminated", what, *i));
+                names[*i] = *text;
+                return {};
+            });
+        if (!walked) return std::unexpected(walked.error());
         return StringSetReply{header.ifindex, std::move(names)};
     }
     return corrupt(context, fmt::format("reply has no {} string set", what));

@@ -1,5 +1,7 @@
 #include "model/nic_state.hpp"
 
+#include "util/enum_names.hpp"
+
 namespace nictune {
 
 bool DeviceValues::any_in(Section s) const {
@@ -27,15 +29,8 @@ std::optional<bool> FeatureSet::active_by_name(std::string_view name) const {
 }
 
 const char* tuned_source_name(TunedSource s) {
-    switch (s) {
-        case TunedSource::Dbus:
-            return "dbus";
-        case TunedSource::File:
-            return "file";
-        case TunedSource::NotInstalled:
-            return "not installed";
-    }
-    return "not installed";
+    static constexpr EnumNames<TunedSource> kNames{"dbus", "file", "not installed"};
+    return kNames[s];
 }
 
 }  // namespace nictune

@@ -6,6 +6,8 @@
 #include <array>
 #include <charconv>
 
+#include "util/find.hpp"
+
 namespace nictune {
 namespace {
 
@@ -66,9 +68,9 @@ std::span<const RssFlowType> rss_flow_types() {
 }
 
 const RssFlowType* find_rss_flow_type(std::string_view name) {
-    for (const auto& f : kFlows)
-        if (f.name == name || (!f.alias.empty() && f.alias == name)) return &f;
-    return nullptr;
+    return find_first(kFlows, [&](const RssFlowType& f) {
+        return f.name == name || (!f.alias.empty() && f.alias == name);
+    });
 }
 
 std::string format_rss_hash_fields(uint64_t bits) {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "util/find.hpp"
+
 namespace nictune {
 namespace {
 
@@ -321,9 +323,9 @@ std::optional<Key> find_key(Section s, std::string_view name) {
 }
 
 const MetaKeyInfo* find_meta_key(Section s, std::string_view name) {
-    for (const auto& m : kMeta)
-        if (m.section == s && m.name == name && !m.name.starts_with('<')) return &m;
-    return nullptr;
+    return find_first(kMeta, [&](const MetaKeyInfo& m) {
+        return m.section == s && m.name == name && !m.name.starts_with('<');
+    });
 }
 
 std::optional<Key> key_for_attr(Section s, uint16_t attr) {

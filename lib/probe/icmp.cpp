@@ -15,6 +15,7 @@
 #include <span>
 
 #include "probe/icmp_codec.hpp"
+#include "util/enum_names.hpp"
 
 namespace nictune::probe {
 namespace {
@@ -174,15 +175,8 @@ Result<Fd> open_kind(const Peer& peer, IcmpSocketKind kind, const std::string& b
 }  // namespace
 
 const char* icmp_socket_name(IcmpSocketKind kind) {
-    switch (kind) {
-        case IcmpSocketKind::Auto:
-            return "auto";
-        case IcmpSocketKind::Ping:
-            return "ping";
-        case IcmpSocketKind::Raw:
-            return "raw";
-    }
-    return "auto";
+    static constexpr EnumNames<IcmpSocketKind> kNames{"auto", "ping", "raw"};
+    return kNames[kind];
 }
 
 bool IcmpError::too_big() const {

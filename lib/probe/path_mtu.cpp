@@ -5,18 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "util/enum_names.hpp"
+
 namespace nictune::probe {
 
 const char* mtu_source_name(MtuSource s) {
-    switch (s) {
-        case MtuSource::Interface:
-            return "interface";
-        case MtuSource::Icmp:
-            return "icmp";
-        case MtuSource::BlackHole:
-            return "black_hole";
-    }
-    return "interface";
+    static constexpr EnumNames<MtuSource> kNames{"interface", "icmp", "black_hole"};
+    return kNames[s];
 }
 
 MtuSearch::MtuSearch(uint32_t floor, uint32_t ceiling)

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "probe/iperf3_protocol.hpp"
@@ -75,6 +77,10 @@ class Session {
         return fail(Errc::Io, where_, what);
     }
     Clock::time_point step_deadline() const { return Clock::now() + opts_.timeout; }
+    // poll(2) on `fds` until `deadline`: how many are ready, 0 when the wait
+    // ended with none (the deadline, or a signal: EINTR is no error). `step`
+    // names the step in the error.
+    Result<int> wait(std::span<pollfd> fds, Clock::time_point deadline, std::string_view step = {});
 
     Result<Fd> connect_one(const std::string& what);
     Result<void> send_all(int fd, const void* data, std::size_t n, const std::string& what);
@@ -94,6 +100,16 @@ class Session {
     std::vector<uint64_t> bytes_;  // per stream: sent (normal) or received (reverse)
     std::vector<uint8_t> buf_;
 };
+
+Result<int> Session::wait(std::span<pollfd> fds, Clock::time_point deadline,
+                          std::string_view step) {
+    const int r = poll(fds.data(), fds.size(), poll_ms(deadline));
+    if (r >= 0) return r;
+    if (errno == EINTR) return 0;
+    const int saved_errno = errno;  // read before the message is built
+    return fail_errno(saved_errno,
+                      where_ + (step.empty() ? "" : ": " + std::string(step)) + ": poll");
+}
 
 Result<Fd> Session::connect_one(const std::string& what) {
     const int family = peer_.family();
@@ -118,13 +134,9 @@ Result<Fd> Session::connect_one(const std::string& what) {
             const auto deadline = step_deadline();
             for (;;) {
                 pollfd p{fd.get(), POLLOUT, 0};
-                const int r = poll(&p, 1, poll_ms(deadline));
-                if (r < 0 && errno == EINTR) continue;
-                if (r < 0) {
-                    const int saved_errno = errno;  // read before the message is built
-                    return fail_errno(saved_errno, where_ + ": " + what + ": poll");
-                }
-                if (r == 0) {
+                auto ready = wait(std::span(&p, 1), deadline, what);
+                if (!ready) return std::unexpected(ready.error());
+                if (*ready == 0) {
                     if (Clock::now() < deadline) continue;
                     return broken(what + ": no answer within " + seconds_text(opts_.timeout) +
                                   " (is the peer up, and TCP to this port allowed?)");
@@ -157,12 +169,9 @@ Result<void> Session::send_all(int fd, const void* data, std::size_t n, const st
         if (w < 0 && errno != EAGAIN)
             return broken(what + ": the connection broke: " + std::strerror(errno));
         pollfd pf{fd, POLLOUT, 0};
-        const int r = poll(&pf, 1, poll_ms(deadline));
-        if (r < 0 && errno != EINTR) {
-            const int saved_errno = errno;  // read before the message is built
-            return fail_errno(saved_errno, where_ + ": poll");
-        }
-        if (r == 0 && Clock::now() >= deadline)
+        auto ready = wait(std::span(&pf, 1), deadline);
+        if (!ready) return std::unexpected(ready.error());
+        if (*ready == 0 && Clock::now() >= deadline)
             return broken(what + ": the server took nothing for " + seconds_text(opts_.timeout));
     }
     return {};
@@ -184,12 +193,9 @@ Result<void> Session::recv_exact(int fd, void* data, std::size_t n, Clock::time_
             return broken("the connection to the iperf3 server broke " + what + ": " +
                           std::strerror(errno));
         pollfd pf{fd, POLLIN, 0};
-        const int pr = poll(&pf, 1, poll_ms(deadline));
-        if (pr < 0 && errno != EINTR) {
-            const int saved_errno = errno;  // read before the message is built
-            return fail_errno(saved_errno, where_ + ": poll");
-        }
-        if (pr == 0 && Clock::now() >= deadline)
+        auto ready = wait(std::span(&pf, 1), deadline);
+        if (!ready) return std::unexpected(ready.error());
+        if (*ready == 0 && Clock::now() >= deadline)
             return broken("no answer from the iperf3 server within " + seconds_text(opts_.timeout) +
                           " " + what);
     }
@@ -250,11 +256,7 @@ Result<void> Session::run_streams(Clock::time_point end) {
         for (std::size_t i = 0; i < streams_.size(); ++i)
             fds[i + 1] = {streams_[i].get(), ready, 0};
         const auto wake = std::min(end, last_progress + opts_.timeout);
-        const int r = poll(fds.data(), fds.size(), poll_ms(wake));
-        if (r < 0 && errno != EINTR) {
-            const int saved_errno = errno;  // read before the message is built
-            return fail_errno(saved_errno, where_ + ": poll");
-        }
+        if (auto waited = wait(fds, wake); !waited) return std::unexpected(waited.error());
         if (fds[0].revents != 0) {
             auto st = read_state(step_deadline(), "during the test");
             if (!st) return std::unexpected(st.error());
@@ -304,12 +306,9 @@ Result<void> Session::drain_until_state(int8_t want, const std::string& waiting_
         fds.push_back({ctrl_.get(), POLLIN, 0});
         for (auto& s : streams_)
             if (s) fds.push_back({s.get(), POLLIN, 0});
-        const int r = poll(fds.data(), fds.size(), poll_ms(deadline));
-        if (r < 0 && errno != EINTR) {
-            const int saved_errno = errno;  // read before the message is built
-            return fail_errno(saved_errno, where_ + ": poll");
-        }
-        if (r == 0 && Clock::now() >= deadline)
+        auto ready = wait(fds, deadline);
+        if (!ready) return std::unexpected(ready.error());
+        if (*ready == 0 && Clock::now() >= deadline)
             return broken("no answer from the iperf3 server within " + seconds_text(opts_.timeout) +
                           " " + waiting_for);
         if (fds[0].revents != 0) {

@@ -28,14 +28,15 @@ ProbeOptions PeerCheck::probe_options() const {
     ProbeOptions o;
     o.count = count;
     o.timeout = timeout;
-    if (throughput()) {
-        ThroughputOptions t;
-        t.port = port;
-        t.streams = streams;
-        t.seconds = seconds;
-        t.timeout = timeout;
-        o.throughput = t;
-    }
+    // The check measures what this host sends; run_probe sets the interface
+    // to leave by.
+    if (throughput())
+        o.throughput = ThroughputOptions{.port = port,
+                                         .streams = streams,
+                                         .reverse = false,
+                                         .seconds = seconds,
+                                         .timeout = timeout,
+                                         .bind_device = {}};
     return o;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "util/find.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::features {
@@ -111,9 +112,8 @@ std::span<const Alias> aliases() {
 }
 
 const Alias* find_alias(std::string_view name) {
-    for (const auto& a : kAliases)
-        if (a.short_name == name || a.long_name == name) return &a;
-    return nullptr;
+    return find_first(kAliases,
+                      [&](const Alias& a) { return a.short_name == name || a.long_name == name; });
 }
 
 std::span<const std::string_view> known_kernel_names() {

@@ -233,27 +233,17 @@ struct KeyValue {
     const std::string& file;
     const std::string& what;  // "section.key", for messages
 };
-using KeyParser = Result<void> (*)(const KeyValue&, Profile&);
-struct ProfileKey {
-    std::string_view name;
-    KeyParser parse;
-};
+using ProfileKey = tomlutil::KeyRow<Result<void> (*)(const KeyValue&, Profile&)>;
 
 // Keys kept as written: a string (string_into), a string or an array of
 // strings (list_into).
 template <class Into>
 Result<void> string_into(const KeyValue& kv, Into& into) {
-    auto s = string_value(kv.v, kv.vloc, kv.what);
-    if (!s) return std::unexpected(s.error());
-    into = std::move(*s);
-    return {};
+    return tomlutil::store(string_value(kv.v, kv.vloc, kv.what), into);
 }
 
 Result<void> list_into(const KeyValue& kv, std::vector<std::string>& into) {
-    auto l = string_list(kv.v, kv.vloc, kv.what);
-    if (!l) return std::unexpected(l.error());
-    into = std::move(*l);
-    return {};
+    return tomlutil::store(string_list(kv.v, kv.vloc, kv.what), into);
 }
 
 // [profile]
@@ -456,9 +446,9 @@ constexpr SectionKeys kKeyedSections[] = {
 };
 
 const std::span<const ProfileKey>* keys_of(Section sec) {
-    for (const auto& s : kKeyedSections)
-        if (s.section == sec) return &s.keys;
-    return nullptr;
+    const SectionKeys* s =
+        find_first(kKeyedSections, [&](const SectionKeys& k) { return k.section == sec; });
+    return s ? &s->keys : nullptr;
 }
 
 // [features]: kernel feature names and ethtool's aliases.

@@ -13,6 +13,7 @@
 #include "profile/profile.hpp"
 #include "profile/toml.hpp"
 #include "util/error.hpp"
+#include "util/find.hpp"
 
 namespace nictune::tomlutil {
 
@@ -43,10 +44,25 @@ std::vector<Entry> in_file_order(const toml::table& t);
 
 // A key-to-parser table (as systemd's link configuration has one): rows
 // with a `name` and whatever reads that key's value. A new key is one row.
+template <class Parser>
+struct KeyRow {
+    std::string_view name;
+    Parser parse;
+};
+
+// A parser's last step: the value it read stored in its field, or the
+// error of the read.
+template <class T, class Field>
+Result<void> store(Result<T> read, Field& field) {
+    if (!read) return std::unexpected(std::move(read.error()));
+    field = std::move(*read);
+    return {};
+}
+
+// The row named `name`, or nullptr.
 template <class Rows>
-auto find_row(const Rows& rows, std::string_view name) -> decltype(&*std::ranges::begin(rows)) {
-    auto it = std::ranges::find_if(rows, [&](const auto& r) { return r.name == name; });
-    return it == std::ranges::end(rows) ? nullptr : &*it;
+auto find_row(const Rows& rows, std::string_view name) {
+    return find_first(rows, [&](const auto& r) { return r.name == name; });
 }
 
 // The rows' names, in the table's order: the keys a section takes, for

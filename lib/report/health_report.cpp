@@ -7,6 +7,7 @@
 
 #include "model/cpulist.hpp"
 #include "model/value_json.hpp"
+#include "report/json_util.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
@@ -52,21 +53,17 @@ void rates(JsonWriter& w, const std::vector<Rate>& rs) {
 
 }  // namespace
 
-void write_finding(JsonWriter& w, const Finding& f) {
-    w.begin_object();
-    w.field("severity", severity_name(f.severity));
-    w.field("key", f.key);
-    w.key("expected");
-    json_value(w, f.expected);
-    w.key("actual");
-    json_value(w, f.actual);
-    w.field("message", f.message);
-    w.key("fix");
-    if (f.fix.empty())
-        w.null();
-    else
-        w.value(f.fix);
-    w.end_object();
+void write_findings(JsonWriter& w, const std::vector<Finding>& findings) {
+    w.objects("findings", findings, [&](const Finding& f) {
+        w.field("severity", severity_name(f.severity));
+        w.field("key", f.key);
+        w.key("expected");
+        json_value(w, f.expected);
+        w.key("actual");
+        json_value(w, f.actual);
+        w.field("message", f.message);
+        string_or_null(w, "fix", f.fix);
+    });
 }
 
 namespace {
@@ -125,67 +122,31 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
     const InterfaceHealth& h = r.data;
     std::vector<std::pair<std::string, std::string>> unknown;
     w.begin_object();
-    w.key("limits");
-    w.begin_array();
-    for (const auto& l : r.limits) {
-        w.begin_object();
+    w.objects("limits", r.limits, [&](const auto& l) {
         w.field("key", l.key);
         w.field("text", l.text);
         w.field("impact", l.impact);
         w.field("cap_gbps", l.cap_gbps);
-        w.end_object();
-    }
-    w.end_array();
+    });
 
-    w.key("pcie");
-    if (h.pcie.known()) {
+    w.object_or_null("pcie", h.pcie.known(), [&] {
         const PcieLink& p = *h.pcie;
-        w.begin_object();
         w.field("function", p.function);
         pcie_end(w, p.link);
         w.field("gbps", pcie_gbps(p.link.current_gts, p.link.current_width));
         w.field("max_gbps", pcie_gbps(p.link.max_gts, p.link.max_width));
         w.field("upstream_port", p.upstream_port);
-        w.key("upstream");
-        if (p.upstream) {
-            w.begin_object();
-            pcie_end(w, *p.upstream);
-            w.end_object();
-        } else {
-            w.null();
-        }
-        w.key("port_functions");
-        w.begin_array();
-        for (const auto& f : p.port_functions)
-            w.value(f);
-        w.end_array();
-        w.key("port_interfaces");
-        w.begin_array();
-        for (const auto& f : p.port_interfaces)
-            w.value(f);
-        w.end_array();
-        w.end_object();
-    } else {
-        w.null();
-    }
+        w.object_or_null("upstream", p.upstream.has_value(), [&] { pcie_end(w, *p.upstream); });
+        w.values("port_functions", p.port_functions);
+        w.values("port_interfaces", p.port_interfaces);
+    });
     unknown_entry(unknown, "pcie", h.pcie);
 
-    w.key("link_modes");
-    if (h.modes.known()) {
-        w.begin_object();
-        for (const auto& [k, list] : {std::pair{"supported", &h.modes->supported},
-                                      std::pair{"advertised", &h.modes->advertised},
-                                      std::pair{"partner", &h.modes->partner}}) {
-            w.key(k);
-            w.begin_array();
-            for (const auto& m : *list)
-                w.value(m);
-            w.end_array();
-        }
-        w.end_object();
-    } else {
-        w.null();
-    }
+    w.object_or_null("link_modes", h.modes.known(), [&] {
+        w.values("supported", h.modes->supported);
+        w.values("advertised", h.modes->advertised);
+        w.values("partner", h.modes->partner);
+    });
     unknown_entry(unknown, "link_modes", h.modes);
     w.field("carrier_changes",
             h.carrier_changes.known() ? std::optional<uint64_t>(*h.carrier_changes) : std::nullopt);
@@ -193,16 +154,9 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
 
     w.key("counters");
     w.begin_object();
-    w.key("driver");
-    if (h.driver_stats.known())
-        counters(w, *h.driver_stats);
-    else
-        w.null();
-    w.key("kernel");
-    if (h.link_stats.known())
-        counters(w, h.link_stats->list());
-    else
-        w.null();
+    write_or_null(w, "driver", h.driver_stats.value, counters);
+    write_or_null(w, "kernel", h.link_stats.value,
+                  [](JsonWriter& jw, const LinkStats& s) { counters(jw, s.list()); });
     w.field("since", r.rates ? "totals since the driver loaded; rates over the sample"
                              : "totals since the driver loaded (or the counters were reset)");
     // The counters above that point at a cause (the driver facts' and the
@@ -235,11 +189,7 @@ void write_interface_health(JsonWriter& w, const InterfaceHealthReport& r) {
     });
     unknown_entry(unknown, "numa", h.numa);
 
-    w.key("cpus");
-    if (h.cpus.known())
-        cpus_json(w, *h.cpus);
-    else
-        w.null();
+    write_or_null(w, "cpus", h.cpus.value, cpus_json);
     unknown_entry(unknown, "cpus", h.cpus);
 
     w.object_or_null("driver", h.driver.known(), [&] {
@@ -326,17 +276,9 @@ void write_system_health(JsonWriter& w, const SystemHealthReport& r) {
     w.begin_object();
     w.field("profile", s.tuned_profile);
     w.field("detail", s.tuned_detail);
-    w.key("config");
-    if (s.tuned_net)
-        foreign_json(w, *s.tuned_net);
-    else
-        w.null();
+    write_or_null(w, "config", s.tuned_net, foreign_json);
     w.end_object();
-    w.key("findings");
-    w.begin_array();
-    for (const auto& f : r.findings)
-        write_finding(w, f);
-    w.end_array();
+    write_findings(w, r.findings);
     w.key("unknown");
     w.begin_object();
     if (!s.softnet.known()) w.field("softnet", s.softnet.unknown);
@@ -348,21 +290,6 @@ void write_system_health(JsonWriter& w, const SystemHealthReport& r) {
 
 namespace {
 
-std::string s_of(const Json& j, const char* k) {
-    auto it = j.find(k);
-    if (it == j.end() || it->is_null()) return {};
-    return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-// The member, or a null that outlives the call (value() returns copies,
-// and a range-for over a copy's items() dangles).
-const Json& at(const Json& j, const char* k) {
-    static const Json kNull;
-    if (!j.is_object()) return kNull;
-    auto it = j.find(k);
-    return it == j.end() ? kNull : *it;
-}
-
 std::string num(const Json& v) {
     if (v.is_number_float()) return fmt::format("{:g}", v.get<double>());
     return v.is_null() ? "n/a" : v.dump();
@@ -372,18 +299,18 @@ std::string num(const Json& v) {
 
 std::string verdict_text(const Json& iface) {
     if (!iface.contains("health") || !iface.at("health").is_object()) return {};
-    const Json& lim = at(iface.at("health"), "limits");
+    const Json& lim = member(iface.at("health"), "limits");
     if (lim.empty()) return "no limit found in what could be read";
     std::vector<std::string> parts;
     for (const auto& l : lim)
-        parts.push_back(s_of(l, "text"));
+        parts.push_back(text_of(l, "text"));
     return join(parts, "; ");
 }
 
 std::string interface_health_text(const Json& iface, const Label& label) {
     if (!iface.contains("health") || !iface.at("health").is_object()) return {};
     const Json& h = iface.at("health");
-    const Json& unknown = at(h, "unknown");
+    const Json& unknown = member(h, "unknown");
     std::string out;
     auto line = [&](std::string_view name, const std::string& text) {
         out += fmt::format("  {} {}\n", label(name), text);
@@ -394,10 +321,10 @@ std::string interface_health_text(const Json& iface, const Label& label) {
     };
     if (h.contains("pcie") && h.at("pcie").is_object()) {
         const Json& p = h.at("pcie");
-        std::string t =
-            fmt::format("{} x{} at {} GT/s (max x{} at {} GT/s), {} Gbit/s", s_of(p, "function"),
-                        num(at(p, "current_width")), num(at(p, "current_speed")),
-                        num(at(p, "max_width")), num(at(p, "max_speed")), num(at(p, "gbps")));
+        std::string t = fmt::format("{} x{} at {} GT/s (max x{} at {} GT/s), {} Gbit/s",
+                                    text_of(p, "function"), num(member(p, "current_width")),
+                                    num(member(p, "current_speed")), num(member(p, "max_width")),
+                                    num(member(p, "max_speed")), num(member(p, "gbps")));
         if (p.contains("port_functions") && p.at("port_functions").size() > 1)
             t += fmt::format(", shared by {} ports", p.at("port_functions").size());
         line("pcie", t);
@@ -412,21 +339,21 @@ std::string interface_health_text(const Json& iface, const Label& label) {
                 v.push_back(x.get<std::string>());
             return v.empty() ? std::string("-") : join(v, " ");
         };
-        if (at(m, "supported").empty() && at(m, "advertised").empty())
+        if (member(m, "supported").empty() && member(m, "advertised").empty())
             line("modes", "not reported by the driver");
         else
             line("modes", "advertised " + list("advertised") + "; partner " + list("partner"));
     }
-    if (!at(h, "carrier_changes").is_null())
+    if (!member(h, "carrier_changes").is_null())
         line("carrier", fmt::format("{} changes since boot", num(h.at("carrier_changes"))));
     if (h.contains("irqs") && h.at("irqs").is_array()) {
         std::vector<std::string> parts;
         for (const auto& q : h.at("irqs")) {
-            const std::string eff = s_of(q, "effective_affinity");
+            const std::string eff = text_of(q, "effective_affinity");
             parts.push_back(
-                fmt::format("{}{}->{}", s_of(q, "irq"),
-                            at(q, "queue").is_null() ? "" : "(q" + s_of(q, "queue") + ")",
-                            eff.empty() ? s_of(q, "affinity") : eff));
+                fmt::format("{}{}->{}", text_of(q, "irq"),
+                            member(q, "queue").is_null() ? "" : "(q" + text_of(q, "queue") + ")",
+                            eff.empty() ? text_of(q, "affinity") : eff));
         }
         line("irqs", parts.empty() ? "-" : join(parts, " "));
     } else {
@@ -434,42 +361,42 @@ std::string interface_health_text(const Json& iface, const Label& label) {
     }
     if (h.contains("numa") && h.at("numa").is_object())
         line("numa", fmt::format("node {}, local CPUs {}", num(h.at("numa").value("node", Json())),
-                                 s_of(h.at("numa"), "local_cpulist")));
+                                 text_of(h.at("numa"), "local_cpulist")));
     if (h.contains("cpus") && h.at("cpus").is_object()) {
         const Json& c = h.at("cpus");
         std::vector<std::string> parts;
-        for (const auto& [g, list] : at(c, "governor").items())
+        for (const auto& [g, list] : member(c, "governor").items())
             parts.push_back("governor " + g + " (" + list.get<std::string>() + ")");
-        for (const auto& [g, list] : at(c, "energy_performance_preference").items())
+        for (const auto& [g, list] : member(c, "energy_performance_preference").items())
             parts.push_back("epp " + g + " (" + list.get<std::string>() + ")");
-        if (parts.empty()) parts.push_back("no cpufreq on CPUs " + s_of(c, "cpulist"));
+        if (parts.empty()) parts.push_back("no cpufreq on CPUs " + text_of(c, "cpulist"));
         line("cpu", join(parts, ", "));
     }
     if (h.contains("driver") && h.at("driver").is_object()) {
         const Json& d = h.at("driver");
-        std::string t = s_of(d, "module") + " loaded " +
-                        (s_of(d, "loaded_version").empty() ? std::string("(no version)")
-                                                           : s_of(d, "loaded_version"));
+        std::string t = text_of(d, "module") + " loaded " +
+                        (text_of(d, "loaded_version").empty() ? std::string("(no version)")
+                                                              : text_of(d, "loaded_version"));
         if (d.value("builtin", false)) t += " (built in)";
-        if (!s_of(d, "disk_path").empty())
-            t += ", on disk " + s_of(d, "disk_path") +
-                 (s_of(d, "disk_version").empty() ? "" : " " + s_of(d, "disk_version"));
+        if (!text_of(d, "disk_path").empty())
+            t += ", on disk " + text_of(d, "disk_path") +
+                 (text_of(d, "disk_version").empty() ? "" : " " + text_of(d, "disk_version"));
         line("module", t);
     } else {
         line("module", why("driver"));
     }
-    for (const auto& f : at(h, "foreign")) {
+    for (const auto& f : member(h, "foreign")) {
         std::vector<std::string> kv;
-        for (const auto& s : at(f, "settings"))
-            kv.push_back(s_of(s, "source_key") + "=" + s_of(s, "value"));
+        for (const auto& s : member(f, "settings"))
+            kv.push_back(text_of(s, "source_key") + "=" + text_of(s, "value"));
         line("other",
-             fmt::format("{} {}: {}", s_of(f, "tool"), s_of(f, "source"),
+             fmt::format("{} {}: {}", text_of(f, "tool"), text_of(f, "source"),
                          kv.empty() ? std::string("nothing nictune sets") : join(kv, ", ")));
     }
     if (h.contains("rates") && h.at("rates").is_object()) {
         const Json& r = h.at("rates");
         std::vector<std::string> parts;
-        for (const auto& [k, v] : at(r, "kernel").items())
+        for (const auto& [k, v] : member(r, "kernel").items())
             if (k == "rx_packets" || k == "tx_packets" || k.find("drop") != std::string::npos ||
                 k.find("error") != std::string::npos)
                 parts.push_back(fmt::format("{} {:.1f}/s", k, v.get<double>()));
@@ -496,14 +423,14 @@ std::string system_health_text(const Json& report, const Label& label) {
         line("softnet", fmt::format("{} CPUs, {} backlog drops, {} time squeezes since boot",
                                     h.at("softnet").size(), drops, squeeze));
     }
-    const Json& ib = at(h, "irqbalance");
-    line("irqbalance", s_of(ib, "detail"));
-    const Json& sc = at(h, "sysctl");
+    const Json& ib = member(h, "irqbalance");
+    line("irqbalance", text_of(ib, "detail"));
+    const Json& sc = member(h, "sysctl");
     line("buffers", fmt::format("tcp_rmem max {}, tcp_wmem max {}, netdev_max_backlog {}, "
                                 "netdev_budget {} (RTT assumed {} ms)",
-                                num(at(sc, "tcp_rmem_max")), num(at(sc, "tcp_wmem_max")),
-                                num(at(sc, "netdev_max_backlog")), num(at(sc, "netdev_budget")),
-                                num(at(h, "rtt_ms"))));
+                                num(member(sc, "tcp_rmem_max")), num(member(sc, "tcp_wmem_max")),
+                                num(member(sc, "netdev_max_backlog")),
+                                num(member(sc, "netdev_budget")), num(member(h, "rtt_ms"))));
     return out;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/health.hpp"
 #include "util/json_writer.hpp"
@@ -16,8 +17,9 @@
 namespace nictune::report {
 
 void write_interface_health(JsonWriter& w, const InterfaceHealthReport& h);
-// One finding object, as every findings array holds it.
-void write_finding(JsonWriter& w, const Finding& f);
+// "findings": one object per finding, as the interfaces and the system
+// health hold them.
+void write_findings(JsonWriter& w, const std::vector<Finding>& findings);
 void write_system_health(JsonWriter& w, const SystemHealthReport& h);
 
 using Label = std::function<std::string(std::string_view)>;

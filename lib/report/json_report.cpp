@@ -5,6 +5,7 @@
 #include "model/rss.hpp"
 #include "model/value_json.hpp"
 #include "report/health_report.hpp"
+#include "report/json_util.hpp"
 #include "util/json_writer.hpp"
 
 namespace nictune::report {
@@ -60,11 +61,7 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
         w.value(alt);
     w.end_array();
     w.field("ifindex", id.ifindex);
-    w.key("mac");
-    if (id.mac.empty())
-        w.null();
-    else
-        w.value(id.mac);
+    string_or_null(w, "mac", id.mac);
     w.field("perm_mac", id.perm_mac);
     w.field("kind", id.kind);
     w.field("physical", id.physical);
@@ -173,16 +170,8 @@ void interface(JsonWriter& w, const InterfaceAudit& a, KeyCache& keys) {
         w.field("reason", a.profile->reason);
         w.field("file", a.profile->profile->file);
     });
-    w.key("findings");
-    w.begin_array();
-    for (const auto& f : a.findings)
-        write_finding(w, f);
-    w.end_array();
-    w.key("health");
-    if (a.health)
-        write_interface_health(w, *a.health);
-    else
-        w.null();
+    write_findings(w, a.findings);
+    write_or_null(w, "health", a.health, write_interface_health);
     w.end_object();
 }
 

@@ -143,6 +143,30 @@ std::vector<std::string_view> irq_paragraphs() {
     };
 }
 
+// The driver rules in words, for both documents: the request
+// ("adaptive_rx = true") and what becomes of it ("rx_usecs = 1", or "needs
+// an explicit rx_usecs"), each key and value between `code` marks
+// (markdown's backticks; roff has none) and a rewrite after `becomes`.
+struct Translation {
+    std::string_view driver;
+    std::string request, result;
+    std::string_view why;
+};
+std::vector<Translation> translations(std::string_view code, std::string_view becomes) {
+    std::vector<Translation> out;
+    for (const auto& r : driver_rules()) {
+        const std::string_view to = key_info(r.to).name;
+        out.push_back(
+            {r.driver,
+             fmt::format("{0}{1} = {2}{0}", code, key_info(r.key).name, r.when ? "true" : "false"),
+             r.action == RuleAction::Rewrite
+                 ? fmt::format("{0}{1}{2} = {3}{1}", becomes, code, to, r.to_value)
+                 : fmt::format("needs an explicit {0}{1}{0}", code, to),
+             r.why});
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string keys_markdown() {
@@ -181,15 +205,8 @@ std::string keys_markdown() {
         "\n## Driver translations\n\nA profile states intent; on these drivers the plan expresses "
         "it "
         "differently and says so.\n\n| driver | request | becomes | why |\n|---|---|---|---|\n";
-    for (const auto& r : driver_rules()) {
-        std::string req =
-            fmt::format("`{} = {}`", std::string(key_info(r.key).name), r.when ? "true" : "false");
-        std::string to =
-            r.action == RuleAction::Rewrite
-                ? fmt::format("`{} = {}`", std::string(key_info(r.to).name), r.to_value)
-                : fmt::format("needs an explicit `{}`", std::string(key_info(r.to).name));
-        out += fmt::format("| {} | {} | {} | {} |\n", r.driver, req, to, r.why);
-    }
+    for (const auto& t : translations("`", ""))
+        out += fmt::format("| {} | {} | {} | {} |\n", t.driver, t.request, t.result, t.why);
     out += "\n## [irq] and irqbalance\n\n";
     for (const auto& p : irq_paragraphs())
         out += std::string(p) + "\n\n";
@@ -286,16 +303,9 @@ std::string keys_man() {
         ".SH DRIVER TRANSLATIONS\n"
         "A profile states intent; on these drivers the plan expresses it differently and says "
         "so.\n";
-    for (const auto& r : driver_rules()) {
-        std::string req =
-            fmt::format("{} = {}", std::string(key_info(r.key).name), r.when ? "true" : "false");
-        std::string to =
-            r.action == RuleAction::Rewrite
-                ? fmt::format("becomes {} = {}", std::string(key_info(r.to).name), r.to_value)
-                : fmt::format("needs an explicit {}", std::string(key_info(r.to).name));
-        out += fmt::format(".TP\n.B {}: {}\n{}: {}\n", roff(r.driver), roff(req), roff(to),
-                           roff(r.why));
-    }
+    for (const auto& t : translations("", "becomes "))
+        out += fmt::format(".TP\n.B {}: {}\n{}: {}\n", roff(t.driver), roff(t.request),
+                           roff(t.result), roff(t.why));
     out += ".SH IRQ PLACEMENT AND IRQBALANCE\n";
     for (const auto& p : irq_paragraphs())
         out += ".PP\n" + roff(p) + "\n";

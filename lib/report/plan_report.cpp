@@ -4,6 +4,7 @@
 
 #include "model/value_json.hpp"
 #include "report/json_report.hpp"
+#include "report/json_util.hpp"
 #include "report/probe_report.hpp"
 #include "report/text_report.hpp"
 #include "util/json_writer.hpp"
@@ -26,21 +27,13 @@ void write_error(JsonWriter& w, const Error& e) {
     if (!e.interface.empty()) w.field("interface", e.interface);
     if (!e.setting.empty()) w.field("setting", e.setting);
     w.field("message", e.message);
-    w.key("kernel_message");
-    if (e.kernel_message.empty())
-        w.null();
-    else
-        w.value(e.kernel_message);
+    string_or_null(w, "kernel_message", e.kernel_message);
     w.field("text", e.str());
     w.end_object();
 }
 
 void write_optional_error(JsonWriter& w, const std::optional<Error>& e) {
-    w.key("error");
-    if (e)
-        write_error(w, *e);
-    else
-        w.null();
+    write_or_null(w, "error", e, write_error);
 }
 
 void write_step_fields(JsonWriter& w, const PlanStep& s) {
@@ -57,49 +50,33 @@ void write_step_fields(JsonWriter& w, const PlanStep& s) {
     w.field("resets_link", s.resets_link);
 }
 
-void write_step(JsonWriter& w, const PlanStep& s) {
-    w.begin_object();
-    write_step_fields(w, s);
-    w.end_object();
-}
-
-void write_step_result(JsonWriter& w, const StepResult& r) {
-    w.begin_object();
+// A step as planned, then what became of it.
+void write_step_result_fields(JsonWriter& w, const StepResult& r) {
     write_step_fields(w, r.step);
     w.field("outcome", outcome_name(r.outcome));
     w.key("actual");
     json_value(w, r.actual);
     write_optional_error(w, r.error);
-    w.end_object();
 }
 
-void write_restore(JsonWriter& w, const RestoreResult& r) {
-    w.begin_object();
-    w.key("interface");
-    if (r.interface.empty())
-        w.null();
-    else
-        w.value(r.interface);
+void write_restore_fields(JsonWriter& w, const RestoreResult& r) {
+    string_or_null(w, "interface", r.interface);
     w.field("key", r.key);
     w.key("value");
     json_value(w, r.value);
     w.field("ok", r.ok);
     w.field("message", r.message);
+}
+
+// One JSON object as text, its members written by fill(w).
+template <class Fill>
+std::string object_text(Fill&& fill) {
+    std::string out;
+    JsonWriter w(out);
+    w.begin_object();
+    fill(w);
     w.end_object();
-}
-
-// "name": [one item each], written by `item(w, x)`.
-template <class Range, class Item>
-void write_array(JsonWriter& w, const char* name, const Range& items, Item item) {
-    w.key(name);
-    w.begin_array();
-    for (const auto& x : items)
-        item(w, x);
-    w.end_array();
-}
-
-void write_strings(JsonWriter& w, const char* name, const std::vector<std::string>& v) {
-    write_array(w, name, v, [](JsonWriter& jw, const std::string& x) { jw.value(x); });
+    return out;
 }
 
 }  // namespace
@@ -112,78 +89,58 @@ nlohmann::json error_json(const Error& e) {
 }
 
 std::string plan_json_text(const Plan& p) {
-    std::string out;
-    JsonWriter w(out);
-    w.begin_object();
-    w.field("profile", p.profile);
-    w.field("profile_file", p.profile_file);
-    w.key("interfaces");
-    w.begin_array();
-    for (const auto& i : p.interfaces) {
-        w.begin_object();
-        w.field("name", i.id.name);
-        w.field("driver", i.id.driver);
-        w.field("matches", i.matches);
-        w.field("match_note", i.match_note);
-        write_strings(w, "warnings", i.warnings);
-        write_array(w, "steps", i.steps, write_step);
-        w.end_object();
-    }
-    w.end_array();
-    write_array(w, "system", p.system, write_step);
-    write_strings(w, "refusals", p.refusals());
-    w.field("changes", p.has_changes());
-    w.end_object();
-    return out;
+    return object_text([&](JsonWriter& w) {
+        const auto step = [&](const PlanStep& s) { write_step_fields(w, s); };
+        w.field("profile", p.profile);
+        w.field("profile_file", p.profile_file);
+        w.objects("interfaces", p.interfaces, [&](const InterfacePlan& i) {
+            w.field("name", i.id.name);
+            w.field("driver", i.id.driver);
+            w.field("matches", i.matches);
+            w.field("match_note", i.match_note);
+            w.values("warnings", i.warnings);
+            w.objects("steps", i.steps, step);
+        });
+        w.objects("system", p.system, step);
+        w.values("refusals", p.refusals());
+        w.field("changes", p.has_changes());
+    });
 }
 
 std::string apply_json_text(const ApplyResult& r) {
-    std::string out;
-    JsonWriter w(out);
-    w.begin_object();
-    w.field("transaction", r.transaction);
-    w.field("profile", r.profile);
-    w.field("result", tx_result_name(r.result));
-    w.key("interfaces");
-    w.begin_array();
-    for (const auto& i : r.interfaces) {
-        w.begin_object();
-        w.field("name", i.name);
-        write_strings(w, "warnings", i.warnings);
-        write_array(w, "steps", i.steps, write_step_result);
-        w.end_object();
-    }
-    w.end_array();
-    write_array(w, "system", r.system, write_step_result);
-    write_array(w, "rollback", r.rollback, write_restore);
-    write_strings(w, "left", r.left());
-    write_strings(w, "refusals", r.refusals);
-    write_optional_error(w, r.error);
-    w.key("check");
-    if (r.check) {
-        w.begin_object();
-        w.field("name", r.check->name);
-        w.field("outcome", check_outcome_name(r.check->outcome));
-        write_optional_error(w, r.check->error);
-        w.end_object();
-    } else {
-        w.null();
-    }
-    w.end_object();
-    return out;
+    return object_text([&](JsonWriter& w) {
+        const auto step = [&](const StepResult& s) { write_step_result_fields(w, s); };
+        const auto restore = [&](const RestoreResult& x) { write_restore_fields(w, x); };
+        w.field("transaction", r.transaction);
+        w.field("profile", r.profile);
+        w.field("result", tx_result_name(r.result));
+        w.objects("interfaces", r.interfaces, [&](const InterfaceResult& i) {
+            w.field("name", i.name);
+            w.values("warnings", i.warnings);
+            w.objects("steps", i.steps, step);
+        });
+        w.objects("system", r.system, step);
+        w.objects("rollback", r.rollback, restore);
+        w.values("left", r.left());
+        w.values("refusals", r.refusals);
+        write_optional_error(w, r.error);
+        w.object_or_null("check", r.check.has_value(), [&] {
+            w.field("name", r.check->name);
+            w.field("outcome", check_outcome_name(r.check->outcome));
+            write_optional_error(w, r.check->error);
+        });
+    });
 }
 
 std::string rollback_json_text(const RollbackResult& r) {
-    std::string out;
-    JsonWriter w(out);
-    w.begin_object();
-    w.field("interface", r.interface);
-    w.field("profile", r.profile);
-    w.field("result", r.nothing_saved ? "nothing_saved" : tx_result_name(r.result));
-    write_array(w, "restored", r.restored, write_restore);
-    write_optional_error(w, r.error);
-    w.end_object();
-    return out;
+    return object_text([&](JsonWriter& w) {
+        w.field("interface", r.interface);
+        w.field("profile", r.profile);
+        w.field("result", r.nothing_saved ? "nothing_saved" : tx_result_name(r.result));
+        w.objects("restored", r.restored,
+                  [&](const RestoreResult& x) { write_restore_fields(w, x); });
+        write_optional_error(w, r.error);
+    });
 }
 
 nlohmann::json plan_json(const Plan& p) {
@@ -200,20 +157,14 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string jstr(const Json& j, const char* key) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return {};
-    return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
 std::string steps_text(const Json& steps, bool color) {
     std::string out;
     std::size_t width = 20;
     for (const auto& s : steps)
-        width = std::max(width, jstr(s, "key").size());
+        width = std::max(width, text_of(s, "key").size());
     for (const auto& s : steps) {
         const int order = s.value("order", 0);
-        const std::string kind = jstr(s, "kind");
+        const std::string kind = text_of(s, "kind");
         std::string what;
         if (kind == "change")
             what = fmt::format("{} -> {}", value_text(s.at("current")), value_text(s.at("target")));
@@ -229,13 +180,14 @@ std::string steps_text(const Json& steps, bool color) {
             what = paint(color, "1;31", "REFUSED");
         std::vector<std::string> notes;
         if (s.value("resets_link", false)) notes.push_back(paint(color, "33", "resets link"));
-        if (jstr(s, "resolution") == "translated") notes.push_back("from " + jstr(s, "requested"));
-        if (!jstr(s, "note").empty()) notes.push_back(jstr(s, "note"));
+        if (text_of(s, "resolution") == "translated")
+            notes.push_back("from " + text_of(s, "requested"));
+        if (!text_of(s, "note").empty()) notes.push_back(text_of(s, "note"));
         std::string tail;
         for (const auto& n : notes)
             tail += (tail.empty() ? "  " : "; ") + n;
         out += fmt::format("  {:>3}  {:<{}}  {}{}\n", order ? std::to_string(order) : "",
-                           jstr(s, "key"), width, what, tail);
+                           text_of(s, "key"), width, what, tail);
     }
     return out;
 }
@@ -292,18 +244,18 @@ std::string restore_text(const Json& rs, bool color) {
     std::string out;
     for (const auto& r : rs) {
         const bool ok = r.value("ok", false);
-        const std::string iface = jstr(r, "interface");
+        const std::string iface = text_of(r, "interface");
         out += fmt::format(
             "  {}  {}{} = {}{}\n",
             ok ? fmt::format("{:<11}", "restored") : paint(color, "1;31", "NOT restored"),
-            iface.empty() ? "" : iface + ": ", jstr(r, "key"), value_text(r.at("value")),
-            jstr(r, "message").empty() ? "" : "  (" + jstr(r, "message") + ")");
+            iface.empty() ? "" : iface + ": ", text_of(r, "key"), value_text(r.at("value")),
+            text_of(r, "message").empty() ? "" : "  (" + text_of(r, "message") + ")");
     }
     return out;
 }
 
 std::string error_text(const Json& r) {
-    return r.contains("error") && r.at("error").is_object() ? jstr(r.at("error"), "text")
+    return r.contains("error") && r.at("error").is_object() ? text_of(r.at("error"), "text")
                                                             : std::string();
 }
 
@@ -311,14 +263,14 @@ std::string error_text(const Json& r) {
 
 std::string plan_text(const Json& p, bool color) {
     std::string out =
-        fmt::format("plan: profile {} ({})\n", jstr(p, "profile"), jstr(p, "profile_file"));
+        fmt::format("plan: profile {} ({})\n", text_of(p, "profile"), text_of(p, "profile_file"));
     for (const auto& i : p.at("interfaces")) {
-        out += fmt::format("{} ({})\n", paint(color, "1", jstr(i, "name")),
-                           jstr(i, "driver").empty() ? "unknown driver" : jstr(i, "driver"));
+        out += fmt::format("{} ({})\n", paint(color, "1", text_of(i, "name")),
+                           text_of(i, "driver").empty() ? "unknown driver" : text_of(i, "driver"));
         for (const auto& w : i.at("warnings"))
             out += "  " + paint(color, "33", "warning: ") + w.get<std::string>() + "\n";
         if (!i.value("matches", true))
-            out += "  " + paint(color, "1;31", "REFUSED: ") + jstr(i, "match_note") + "\n";
+            out += "  " + paint(color, "1;31", "REFUSED: ") + text_of(i, "match_note") + "\n";
         out += steps_text(i.at("steps"), color);
     }
     if (!p.at("system").empty()) {
@@ -403,16 +355,16 @@ std::string apply_text(const ApplyView& r, bool color) {
 
 StepView view_of(const Json& s) {
     StepView v;
-    v.key = jstr(s, "key");
-    v.outcome = jstr(s, "outcome");
-    v.kind = jstr(s, "kind");
-    v.resolution = jstr(s, "resolution");
-    v.requested = jstr(s, "requested");
-    v.note = jstr(s, "note");
+    v.key = text_of(s, "key");
+    v.outcome = text_of(s, "outcome");
+    v.kind = text_of(s, "kind");
+    v.resolution = text_of(s, "resolution");
+    v.requested = text_of(s, "requested");
+    v.note = text_of(s, "note");
     v.current = value_text(s.value("current", Json()));
     v.target = value_text(s.value("target", Json()));
     v.actual = value_text(s.value("actual", Json()));
-    if (s.contains("error") && s.at("error").is_object()) v.error = jstr(s.at("error"), "text");
+    if (s.contains("error") && s.at("error").is_object()) v.error = text_of(s.at("error"), "text");
     return v;
 }
 
@@ -444,13 +396,13 @@ std::vector<std::string> strings_of(const Json& a) {
 }  // namespace
 
 std::string rollback_text(const Json& r, bool color) {
-    const std::string result = jstr(r, "result");
+    const std::string result = text_of(r, "result");
     if (result == "nothing_saved")
-        return jstr(r, "interface") + ": nothing to roll back (no saved originals)\n";
+        return text_of(r, "interface") + ": nothing to roll back (no saved originals)\n";
     std::string out;
     if (!r.at("restored").empty() || result != "refused") {
-        out += fmt::format("{}: rollback of profile {}\n", paint(color, "1", jstr(r, "interface")),
-                           jstr(r, "profile"));
+        out += fmt::format("{}: rollback of profile {}\n",
+                           paint(color, "1", text_of(r, "interface")), text_of(r, "profile"));
         out += restore_text(r.at("restored"), color);
     }
     const std::string err = error_text(r);
@@ -460,7 +412,7 @@ std::string rollback_text(const Json& r, bool color) {
         out += "result: " + paint(color, "1;31", "rollback incomplete") +
                "; the saved originals are kept\n";
     else
-        out += jstr(r, "interface") + ": " + paint(color, "1;31", "not rolled back") + ": " +
+        out += text_of(r, "interface") + ": " + paint(color, "1;31", "not rolled back") + ": " +
                (err.empty() ? "?" : err) + "\n";
     if (!err.empty() && result != "refused") out += "  " + err + "\n";
     return out;
@@ -468,12 +420,12 @@ std::string rollback_text(const Json& r, bool color) {
 
 std::string apply_text(const Json& r, bool color) {
     ApplyView v;
-    v.transaction = jstr(r, "transaction");
-    v.profile = jstr(r, "profile");
-    v.result = jstr(r, "result");
+    v.transaction = text_of(r, "transaction");
+    v.profile = text_of(r, "profile");
+    v.result = text_of(r, "result");
     v.error = error_text(r);
     for (const auto& i : r.at("interfaces")) {
-        InterfaceView iv{jstr(i, "name"), strings_of(i.at("warnings")), {}};
+        InterfaceView iv{text_of(i, "name"), strings_of(i.at("warnings")), {}};
         for (const auto& s : i.at("steps"))
             iv.steps.push_back(view_of(s));
         v.interfaces.push_back(std::move(iv));
@@ -485,8 +437,8 @@ std::string apply_text(const Json& r, bool color) {
     v.left = strings_of(r.at("left"));
     // "check" is absent in an older nictuned's reports.
     if (auto c = r.find("check"); c != r.end() && c->is_object()) {
-        v.check_name = jstr(*c, "name");
-        v.check_outcome = jstr(*c, "outcome");
+        v.check_name = text_of(*c, "name");
+        v.check_outcome = text_of(*c, "outcome");
         v.check_error = error_text(*c);
     }
     if (auto vp = r.find("verify_peer"); vp != r.end()) v.verify_peer = *vp;

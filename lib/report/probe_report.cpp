@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/json_util.hpp"
 #include "report/style.hpp"
 
 namespace nictune::report {
@@ -11,12 +12,6 @@ using Json = nlohmann::json;
 
 Json or_null(const std::optional<uint32_t>& v) {
     return v ? Json(*v) : Json(nullptr);
-}
-
-std::string text_of(const Json& j, const char* key) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return {};
-    return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
 double num(const Json& j, const char* key) {

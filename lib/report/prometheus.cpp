@@ -9,6 +9,7 @@
 
 #include "model/cpulist.hpp"
 #include "model/health.hpp"
+#include "report/json_util.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::report {
@@ -310,13 +311,6 @@ void add_daemon(Exposition& x, const DaemonMetrics& d) {
 
 // ---- reading the health parts back from the audit JSON
 
-const Json& member(const Json& j, const char* k) {
-    static const Json kNull;
-    if (!j.is_object()) return kNull;
-    auto it = j.find(k);
-    return it == j.end() ? kNull : *it;
-}
-
 template <class T>
 std::optional<T> opt(const Json& j, const char* k) {
     const Json& v = member(j, k);
@@ -354,6 +348,16 @@ Known<T> known_if(bool present, T v) {
     return present ? Known<T>::of(std::move(v)) : Known<T>::none("not in the report");
 }
 
+// A list the report holds as an array of objects, each read by read(item).
+template <class Read>
+auto known_list(const Json& a, Read read) {
+    std::vector<decltype(read(a))> out;
+    if (a.is_array())
+        for (const auto& item : a)
+            out.push_back(read(item));
+    return known_if(a.is_array(), std::move(out));
+}
+
 std::shared_ptr<const InterfaceHealthReport> interface_health(const Json& h) {
     auto r = std::make_shared<InterfaceHealthReport>();
     InterfaceHealth& d = r->data;
@@ -369,19 +373,15 @@ std::shared_ptr<const InterfaceHealthReport> interface_health(const Json& h) {
     d.modes = known_if(m.is_object(),
                        LinkModes{strings(member(m, "supported")), strings(member(m, "advertised")),
                                  strings(member(m, "partner"))});
-    const Json& irqs = member(h, "irqs");
-    std::vector<IrqInfo> list;
-    if (irqs.is_array())
-        for (const auto& q : irqs) {
-            IrqInfo i;
-            i.irq = opt<unsigned>(q, "irq").value_or(0);
-            i.queue = opt<int>(q, "queue");
-            i.affinity = opt<std::string>(q, "affinity").value_or("");
-            i.effective_affinity = opt<std::string>(q, "effective_affinity").value_or("");
-            i.node = opt<int>(q, "node");
-            list.push_back(std::move(i));
-        }
-    d.irqs = known_if(irqs.is_array(), std::move(list));
+    d.irqs = known_list(member(h, "irqs"), [](const Json& q) {
+        IrqInfo i;
+        i.irq = opt<unsigned>(q, "irq").value_or(0);
+        i.queue = opt<int>(q, "queue");
+        i.affinity = opt<std::string>(q, "affinity").value_or("");
+        i.effective_affinity = opt<std::string>(q, "effective_affinity").value_or("");
+        i.node = opt<int>(q, "node");
+        return i;
+    });
     const Json& numa = member(h, "numa");
     NumaInfo n;
     n.node = opt<int>(numa, "node");
@@ -408,17 +408,13 @@ std::shared_ptr<const InterfaceHealthReport> interface_health(const Json& h) {
 
 std::shared_ptr<const SystemHealthReport> system_health(const Json& h) {
     auto r = std::make_shared<SystemHealthReport>();
-    const Json& softnet = member(h, "softnet");
-    std::vector<SoftnetCpu> cpus;
-    if (softnet.is_array())
-        for (const auto& c : softnet) {
-            SoftnetCpu s;
-            s.cpu = opt<unsigned>(c, "cpu").value_or(0);
-            s.dropped = opt<uint64_t>(c, "dropped").value_or(0);
-            s.time_squeeze = opt<uint64_t>(c, "time_squeeze").value_or(0);
-            cpus.push_back(s);
-        }
-    r->data.softnet = known_if(softnet.is_array(), std::move(cpus));
+    r->data.softnet = known_list(member(h, "softnet"), [](const Json& c) {
+        SoftnetCpu s;
+        s.cpu = opt<unsigned>(c, "cpu").value_or(0);
+        s.dropped = opt<uint64_t>(c, "dropped").value_or(0);
+        s.time_squeeze = opt<uint64_t>(c, "time_squeeze").value_or(0);
+        return s;
+    });
     auto active = opt<bool>(member(h, "irqbalance"), "active");
     r->data.irqbalance_active =
         active ? Known<bool>::of(*active) : Known<bool>::none("not in the report");

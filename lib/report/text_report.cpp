@@ -6,6 +6,7 @@
 
 #include "model/schema.hpp"
 #include "report/health_report.hpp"
+#include "report/json_util.hpp"
 #include "report/style.hpp"
 #include "util/strings.hpp"
 
@@ -13,12 +14,6 @@ namespace nictune::report {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string str(const Json& j, const char* key) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return {};
-    return it->is_string() ? it->get<std::string>() : it->dump();
-}
 
 std::string field(const Json& section, std::string_view key) {
     if (!section.is_object()) return "n/a";
@@ -203,14 +198,15 @@ void irq_line(std::string& out, const Style& s, const Json& i) {
 }
 
 void interface_text(std::string& out, const Json& i, const Style& s, const TextOptions& opts) {
-    std::string title = s.bold(str(i, "name"));
-    if (!str(i, "driver").empty())
-        title += "  " + str(i, "driver") +
-                 (str(i, "driver_version").empty() ? "" : " " + str(i, "driver_version"));
-    if (!str(i, "module_version").empty() && str(i, "module_version") != str(i, "driver_version"))
-        title += " (module " + str(i, "module_version") + ")";
-    if (!str(i, "firmware_version").empty()) title += "  fw " + str(i, "firmware_version");
-    if (!str(i, "kind").empty()) title += "  [" + str(i, "kind") + "]";
+    std::string title = s.bold(text_of(i, "name"));
+    if (!text_of(i, "driver").empty())
+        title += "  " + text_of(i, "driver") +
+                 (text_of(i, "driver_version").empty() ? "" : " " + text_of(i, "driver_version"));
+    if (!text_of(i, "module_version").empty() &&
+        text_of(i, "module_version") != text_of(i, "driver_version"))
+        title += " (module " + text_of(i, "module_version") + ")";
+    if (!text_of(i, "firmware_version").empty()) title += "  fw " + text_of(i, "firmware_version");
+    if (!text_of(i, "kind").empty()) title += "  [" + text_of(i, "kind") + "]";
     out += title + "\n";
     if (i.contains("altnames") && i.at("altnames").is_array() && !i.at("altnames").empty()) {
         std::vector<std::string> alts;
@@ -220,16 +216,18 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     }
     if (const std::string v = verdict_text(i); !v.empty())
         out += fmt::format("  {} {}\n", s.label("verdict"), v);
-    if (!str(i, "vendor").empty() || !str(i, "model").empty())
-        out += fmt::format("  {} {} {}\n", s.label("model"), str(i, "vendor"), str(i, "model"));
+    if (!text_of(i, "vendor").empty() || !text_of(i, "model").empty())
+        out += fmt::format("  {} {} {}\n", s.label("model"), text_of(i, "vendor"),
+                           text_of(i, "model"));
     std::vector<std::string> ident;
-    if (!str(i, "bus_info").empty()) ident.push_back("bus " + str(i, "bus_info"));
-    if (!str(i, "pci_id").empty())
-        ident.push_back("pci " + str(i, "pci_id") +
-                        (str(i, "pci_subsystem").empty() ? "" : " sub " + str(i, "pci_subsystem")));
-    if (!str(i, "numa_node").empty()) ident.push_back("numa " + str(i, "numa_node"));
+    if (!text_of(i, "bus_info").empty()) ident.push_back("bus " + text_of(i, "bus_info"));
+    if (!text_of(i, "pci_id").empty())
+        ident.push_back(
+            "pci " + text_of(i, "pci_id") +
+            (text_of(i, "pci_subsystem").empty() ? "" : " sub " + text_of(i, "pci_subsystem")));
+    if (!text_of(i, "numa_node").empty()) ident.push_back("numa " + text_of(i, "numa_node"));
     if (i.value("sriov_vf", false)) ident.push_back("SR-IOV VF");
-    if (!str(i, "mac").empty()) ident.push_back("mac " + str(i, "mac"));
+    if (!text_of(i, "mac").empty()) ident.push_back("mac " + text_of(i, "mac"));
     ident.push_back(i.value("physical", false) ? "physical" : "virtual");
     line(out, s, "identity", ident);
 
@@ -284,8 +282,8 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
 
     const Json& prof = i.contains("profile") ? i.at("profile") : Json();
     if (prof.is_object())
-        out += fmt::format("  {} {} ({})\n", s.label("profile"), str(prof, "name"),
-                           str(prof, "reason"));
+        out += fmt::format("  {} {} ({})\n", s.label("profile"), text_of(prof, "name"),
+                           text_of(prof, "reason"));
     else
         out += fmt::format("  {} {}\n", s.label("profile"),
                            s.dim("none matched (choose one with --profile)"));
@@ -295,10 +293,10 @@ void interface_text(std::string& out, const Json& i, const Style& s, const TextO
     } else {
         out += fmt::format("  {}\n", s.bold("findings"));
         for (const auto& x : findings) {
-            out += fmt::format("    {} {}: {}\n", s.sev(str(x, "severity")), str(x, "key"),
-                               str(x, "message"));
-            if (!str(x, "fix").empty())
-                out += fmt::format("         {} {}\n", s.dim("fix:"), str(x, "fix"));
+            out += fmt::format("    {} {}: {}\n", s.sev(text_of(x, "severity")), text_of(x, "key"),
+                               text_of(x, "message"));
+            if (!text_of(x, "fix").empty())
+                out += fmt::format("         {} {}\n", s.dim("fix:"), text_of(x, "fix"));
         }
     }
 }
@@ -322,10 +320,10 @@ std::string audit_text(const Json& r, const TextOptions& opts) {
     if (ifs.empty()) out += "no interfaces to audit\n\n";
     out += s.bold("system") + "\n";
     const Json& t = r.contains("tuned") ? r.at("tuned") : Json::object();
-    const std::string detail = str(t, "detail");
+    const std::string detail = text_of(t, "detail");
     out += fmt::format("  {} {} ({}{})\n", s.label("tuned"),
-                       str(t, "active_profile").empty() ? "none" : str(t, "active_profile"),
-                       str(t, "source"), detail.empty() ? "" : ": " + detail);
+                       text_of(t, "active_profile").empty() ? "none" : text_of(t, "active_profile"),
+                       text_of(t, "source"), detail.empty() ? "" : ": " + detail);
     bool first = true;
     if (r.contains("sysctl") && r.at("sysctl").is_object())
         for (const auto& [name, v] : r.at("sysctl").items()) {
@@ -338,10 +336,10 @@ std::string audit_text(const Json& r, const TextOptions& opts) {
     out += system_health_text(r, [&](std::string_view n) { return s.label(n); });
     if (r.contains("health") && r.at("health").is_object())
         for (const auto& x : r.at("health").value("findings", Json::array())) {
-            out += fmt::format("    {} {}: {}\n", s.sev(str(x, "severity")), str(x, "key"),
-                               str(x, "message"));
-            if (!str(x, "fix").empty())
-                out += fmt::format("         {} {}\n", s.dim("fix:"), str(x, "fix"));
+            out += fmt::format("    {} {}: {}\n", s.sev(text_of(x, "severity")), text_of(x, "key"),
+                               text_of(x, "message"));
+            if (!text_of(x, "fix").empty())
+                out += fmt::format("         {} {}\n", s.dim("fix:"), text_of(x, "fix"));
         }
     if (r.contains("warnings"))
         for (const auto& w : r.at("warnings"))

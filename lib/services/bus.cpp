@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "services/call.hpp"
+
 namespace nictune::services {
 namespace {
 // A hung bus or service must not hang an audit.
@@ -33,17 +35,9 @@ std::optional<std::string> owner_of(sdbus::IConnection& conn, const std::string&
         .withArguments(name)
         .storeResultsTo(has);
     if (!has) return std::nullopt;
-    std::string owner;
-    try {
-        bus->callMethod("GetNameOwner")
-            .onInterface("org.freedesktop.DBus")
-            .withArguments(name)
-            .storeResultsTo(owner);
-    } catch (const sdbus::Error& e) {
-        if (e.getName() == "org.freedesktop.DBus.Error.NameHasNoOwner") return std::nullopt;
-        throw;
-    }
-    return owner;
+    // The name may lose its owner between the two calls.
+    return call_or_none<std::string>(*bus, "org.freedesktop.DBus", "GetNameOwner", name,
+                                     "org.freedesktop.DBus.Error.NameHasNoOwner");
 }
 
 std::string bus_label(const BusOptions& opts) {

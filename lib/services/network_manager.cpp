@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "services/call.hpp"
+
 namespace nictune::services {
 namespace {
 
@@ -63,20 +65,13 @@ Known<NmDevice> ask(sdbus::IConnection& conn, const std::string& owner, const Bu
     d.running = true;
     try {
         auto nm = sdbus::createProxy(conn, owner, kPath);
-        sdbus::ObjectPath dev;
-        try {
-            nm->callMethod("GetDeviceByIpIface")
-                .onInterface(kName)
-                .withArguments(ifname)
-                .storeResultsTo(dev);
-        } catch (const sdbus::Error& e) {
-            if (e.getName() == "org.freedesktop.NetworkManager.UnknownDevice") {
-                d.detail = "NetworkManager does not know " + ifname;
-                return Known<NmDevice>::of(std::move(d));
-            }
-            throw;
+        auto dev = call_or_none<sdbus::ObjectPath>(*nm, kName, "GetDeviceByIpIface", ifname,
+                                                   "org.freedesktop.NetworkManager.UnknownDevice");
+        if (!dev) {
+            d.detail = "NetworkManager does not know " + ifname;
+            return Known<NmDevice>::of(std::move(d));
         }
-        auto p = sdbus::createProxy(conn, owner, dev);
+        auto p = sdbus::createProxy(conn, owner, *dev);
         const sdbus::Variant managed = p->getProperty("Managed").onInterface(kDevice);
         d.managed = managed.containsValueOfType<bool>() && managed.get<bool>();
         if (!d.managed) {

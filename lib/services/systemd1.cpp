@@ -2,6 +2,8 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "services/call.hpp"
+
 namespace nictune::services {
 
 Known<bool> unit_active(const BusOptions& opts, const std::string& unit, std::string* state) {
@@ -12,20 +14,14 @@ Known<bool> unit_active(const BusOptions& opts, const std::string& unit, std::st
         auto owner = owner_of(*conn, "org.freedesktop.systemd1");
         if (!owner) return Known<bool>::none("systemd is not on " + bus_label(opts));
         auto mgr = sdbus::createProxy(*conn, *owner, "/org/freedesktop/systemd1");
-        sdbus::ObjectPath path;
-        try {
-            mgr->callMethod("GetUnit")
-                .onInterface("org.freedesktop.systemd1.Manager")
-                .withArguments(unit)
-                .storeResultsTo(path);
-        } catch (const sdbus::Error& e) {
-            if (e.getName() == "org.freedesktop.systemd1.NoSuchUnit") {
-                *state = "not loaded";
-                return Known<bool>::of(false);
-            }
-            throw;
+        auto path =
+            call_or_none<sdbus::ObjectPath>(*mgr, "org.freedesktop.systemd1.Manager", "GetUnit",
+                                            unit, "org.freedesktop.systemd1.NoSuchUnit");
+        if (!path) {
+            *state = "not loaded";
+            return Known<bool>::of(false);
         }
-        auto u = sdbus::createProxy(*conn, *owner, path);
+        auto u = sdbus::createProxy(*conn, *owner, *path);
         const sdbus::Variant v =
             u->getProperty("ActiveState").onInterface("org.freedesktop.systemd1.Unit");
         *state = v.containsValueOfType<std::string>() ? v.get<std::string>() : "?";

@@ -312,34 +312,23 @@ Result<std::optional<std::string>> IrqFiles::write_affinity(unsigned irq, std::s
         fd = UniqueFd(::openat(path.dir(), file, O_WRONLY | O_CLOEXEC));
     }
     if (!fd) {
-        const int err = errno;
-        if (err == ENOENT || err == ENOTDIR) {
-            auto e = fail_errno(err, context, Errc::Unsupported);
-            e.error().message =
-                "IRQ " + std::to_string(irq) + " is gone (no " +
-                (roots_.proc / "irq" / std::to_string(irq) / "smp_affinity_list").string() + ")";
-            return e;
-        }
-        return fail_errno(err, context);
+        const int err = errno;  // read before the message is built
+        return detail::open_failure(
+            err, context,
+            "IRQ " + std::to_string(irq) + " is gone (no " +
+                (roots_.proc / "irq" / std::to_string(irq) / "smp_affinity_list").string() + ")");
     }
-    ssize_t n = -1;
-    do {
-        n = ::write(fd.get(), text.data(), text.size());
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        const int err = errno;
-        auto e = fail_errno(err, context, Errc::Kernel);
-        if (err == EIO) {
+    if (auto w = detail::write_kernel_value(fd.get(), text, context); !w) {
+        if (w.error().sys_errno == EIO) {
             // irq_can_set_affinity_usr(): a managed IRQ's affinity is the
             // kernel's (the driver spread it at allocation).
-            e.error().code = Errc::Unsupported;
-            e.error().message = "IRQ " + std::to_string(irq) +
+            w.error().code = Errc::Unsupported;
+            w.error().message = "IRQ " + std::to_string(irq) +
                                 " is managed by the kernel (EIO): its affinity cannot be set, "
                                 "left as it is";
         }
-        return e;
+        return std::unexpected(std::move(w.error()));
     }
-    if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
     if (!readable) return std::optional<std::string>{};
     return normalized_list(read_open_irq_file(fd.get()));
 }

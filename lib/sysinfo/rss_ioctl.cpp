@@ -45,6 +45,20 @@ bool not_answered(const Error& e) {
     return e.code == Errc::Unsupported || e.sys_errno == EINVAL;
 }
 
+// What a reply must have before any of its fields is read: the bytes of its
+// header (`header` names them) and the command it answers.
+Result<void> check_reply(std::span<const uint8_t> bytes, std::string_view type,
+                         std::size_t header_size, std::string_view header, uint32_t cmd,
+                         std::string_view cmd_name) {
+    if (bytes.size() < header_size)
+        return corrupt(std::string(type) + " of " + std::to_string(bytes.size()) +
+                       " bytes, shorter than its " + std::string(header));
+    if (const auto answered = get<uint32_t>(bytes, 0); answered != cmd)
+        return corrupt(std::string(type) + " answers command " + std::to_string(answered) +
+                       ", not " + std::string(cmd_name));
+    return {};
+}
+
 Error named(Error e, const std::string& name, std::string_view what) {
     e.context = name + ": " + std::string(what);
     return e;
@@ -61,12 +75,10 @@ std::vector<uint8_t> encode_rxnfc(uint32_t cmd, uint32_t flow_type, uint64_t dat
 }
 
 Result<uint64_t> decode_rxnfc_data(std::span<const uint8_t> bytes, uint32_t cmd) {
-    if (bytes.size() < kRxnfcDataEnd)
-        return corrupt("ethtool_rxnfc of " + std::to_string(bytes.size()) +
-                       " bytes, shorter than its cmd, flow_type and data");
-    if (get<uint32_t>(bytes, 0) != cmd)
-        return corrupt("ethtool_rxnfc answers command " + std::to_string(get<uint32_t>(bytes, 0)) +
-                       ", not " + std::to_string(cmd));
+    if (auto ok = check_reply(bytes, "ethtool_rxnfc", kRxnfcDataEnd, "cmd, flow_type and data", cmd,
+                              std::to_string(cmd));
+        !ok)
+        return std::unexpected(ok.error());
     return get<uint64_t>(bytes, offsetof(ethtool_rxnfc, data));
 }
 
@@ -83,12 +95,9 @@ std::vector<uint8_t> encode_rxfh_get(uint32_t indir_size, uint32_t key_size) {
 }
 
 Result<RxfhReply> decode_rxfh(std::span<const uint8_t> bytes, bool with_table) {
-    if (bytes.size() < kRxfhHeader)
-        return corrupt("ethtool_rxfh of " + std::to_string(bytes.size()) +
-                       " bytes, shorter than its header");
-    const uint32_t cmd = get<uint32_t>(bytes, offsetof(ethtool_rxfh, cmd));
-    if (cmd != ETHTOOL_GRSSH)
-        return corrupt("ethtool_rxfh answers command " + std::to_string(cmd) + ", not GRSSH");
+    if (auto ok = check_reply(bytes, "ethtool_rxfh", kRxfhHeader, "header", ETHTOOL_GRSSH, "GRSSH");
+        !ok)
+        return std::unexpected(ok.error());
     RxfhReply r;
     r.indir_size = get<uint32_t>(bytes, offsetof(ethtool_rxfh, indir_size));
     r.key_size = get<uint32_t>(bytes, offsetof(ethtool_rxfh, key_size));

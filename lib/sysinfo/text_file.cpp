@@ -9,26 +9,32 @@
 
 namespace nictune::sysinfo::detail {
 
-Result<void> write_kernel_file(const std::filesystem::path& path, std::string_view text,
-                               const std::string& context, const std::string& absent) {
-    // No O_CREAT: a missing file is an error, never a new file.
-    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) {
-        const int err = errno;
-        if (err == ENOENT || err == ENOTDIR) {
-            auto e = fail_errno(err, context, Errc::Unsupported);
-            e.error().message = absent;
-            return e;
-        }
-        return fail_errno(err, context);
+std::unexpected<Error> open_failure(int err, const std::string& context,
+                                    const std::string& absent) {
+    if (err == ENOENT || err == ENOTDIR) {
+        auto e = fail_errno(err, context, Errc::Unsupported);
+        e.error().message = absent;
+        return e;
     }
+    return fail_errno(err, context);
+}
+
+Result<void> write_kernel_value(int fd, std::string_view text, const std::string& context) {
     ssize_t n = -1;
     do {
-        n = ::write(fd.get(), text.data(), text.size());
+        n = ::write(fd, text.data(), text.size());
     } while (n < 0 && errno == EINTR);
     if (n < 0) return fail_errno(errno, context, Errc::Kernel);
     if (static_cast<std::size_t>(n) != text.size()) return fail(Errc::Io, context, "short write");
     return {};
+}
+
+Result<void> write_kernel_file(const std::filesystem::path& path, std::string_view text,
+                               const std::string& context, const std::string& absent) {
+    // No O_CREAT: a missing file is an error, never a new file.
+    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) return open_failure(errno, context, absent);
+    return write_kernel_value(fd.get(), text, context);
 }
 
 TextFile read_text_file(const std::filesystem::path& path, std::size_t limit) {

@@ -26,6 +26,11 @@ TextFile read_text_file(const std::filesystem::path& path, std::size_t limit = 6
 // the setting in every error.
 Result<void> write_kernel_file(const std::filesystem::path& path, std::string_view text,
                                const std::string& context, const std::string& absent);
+// Its two parts, for a file opened otherwise (irq.cpp: relative to a
+// directory, for reading too): the error of the open that failed with
+// `err`, and the one write(2) to the open file.
+std::unexpected<Error> open_failure(int err, const std::string& context, const std::string& absent);
+Result<void> write_kernel_value(int fd, std::string_view text, const std::string& context);
 
 // Surrounding whitespace removed.
 std::string_view trim(std::string_view s);

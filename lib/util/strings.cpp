@@ -190,23 +190,14 @@ std::string shell_word(std::string_view text) {
                std::string_view("._@%+=,-").find(c) != std::string_view::npos;
     };
     if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return std::string(text);
-    std::string out;
-    if (text.find("\\x") != std::string_view::npos) {
-        // Only \xhh escapes hold a backslash in the text form.
-        out = "$'";
-        for (char c : text) {
-            if (c == '\'')
-                out += "\\'";
-            else
-                out += c;
-        }
-        out += '\'';
-        return out;
-    }
-    out = "'";
+    // Only \xhh escapes hold a backslash in the text form: $'...' turns
+    // them into their bytes, where '...' would keep them as written. Each
+    // form has its own way of writing a quote inside.
+    const bool escapes = text.find("\\x") != std::string_view::npos;
+    std::string out = escapes ? "$'" : "'";
     for (char c : text) {
         if (c == '\'')
-            out += "'\\''";
+            out += escapes ? "\\'" : "'\\''";
         else
             out += c;
     }

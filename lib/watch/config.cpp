@@ -18,6 +18,7 @@ using tomlutil::did_you_mean;
 using tomlutil::in_file_order;
 using tomlutil::invalid;
 using tomlutil::loc_of;
+using tomlutil::store;
 using tomlutil::string_value;
 using tomlutil::type_name;
 
@@ -172,17 +173,7 @@ Result<uint32_t> seconds(const toml::node& v, const SourceLoc& loc, std::string_
     return static_cast<uint32_t>(i->get());
 }
 
-Result<void> bind_confirm_timeout(const toml::node& v, const SourceLoc& loc, Binding& b) {
-    auto s = seconds(v, loc, "bind.confirm_timeout");
-    if (!s) return std::unexpected(s.error());
-    b.confirm_timeout = *s;
-    return {};
-}
-
-struct BindKey {
-    std::string_view name;
-    BindParser parse;
-};
+using BindKey = tomlutil::KeyRow<BindParser>;
 
 constexpr BindKey kBindKeys[] = {
     {"profile", bind_profile},
@@ -193,7 +184,10 @@ constexpr BindKey kBindKeys[] = {
     {"driver", bind_driver},
     {"verify_peer", bind_verify_peer},
     {"min_gbps", bind_min_gbps},
-    {"confirm_timeout", bind_confirm_timeout},
+    {"confirm_timeout",
+     [](const toml::node& v, const SourceLoc& loc, Binding& b) {
+         return store(seconds(v, loc, "bind.confirm_timeout"), b.confirm_timeout);
+     }},
 };
 
 using DaemonParser = Result<void> (*)(const toml::node&, const SourceLoc&, const std::string& file,
@@ -225,14 +219,6 @@ Result<void> daemon_profiles_dirs(const toml::node& v, const SourceLoc& loc,
     return {};
 }
 
-Result<void> daemon_state_dir(const toml::node& v, const SourceLoc& loc, const std::string&,
-                              DaemonConfig& cfg) {
-    auto p = absolute_path(v, loc, "daemon.state_dir");
-    if (!p) return std::unexpected(p.error());
-    cfg.state_dir = std::move(*p);
-    return {};
-}
-
 Result<void> daemon_metrics_dir(const toml::node& v, const SourceLoc& loc, const std::string&,
                                 DaemonConfig& cfg) {
     // "" turns the metrics off; anything else is a directory.
@@ -240,30 +226,23 @@ Result<void> daemon_metrics_dir(const toml::node& v, const SourceLoc& loc, const
         cfg.metrics_dir = "";
         return {};
     }
-    auto p = absolute_path(v, loc, "daemon.metrics_dir");
-    if (!p) return std::unexpected(p.error());
-    cfg.metrics_dir = std::move(*p);
-    return {};
+    return store(absolute_path(v, loc, "daemon.metrics_dir"), cfg.metrics_dir);
 }
 
-Result<void> daemon_placement_check_interval(const toml::node& v, const SourceLoc& loc,
-                                             const std::string&, DaemonConfig& cfg) {
-    auto s = seconds(v, loc, "daemon.placement_check_interval");
-    if (!s) return std::unexpected(s.error());
-    cfg.placement_check_interval = *s;
-    return {};
-}
-
-struct DaemonKey {
-    std::string_view name;
-    DaemonParser parse;
-};
+using DaemonKey = tomlutil::KeyRow<DaemonParser>;
 
 constexpr DaemonKey kDaemonKeys[] = {
     {"profiles_dirs", daemon_profiles_dirs},
-    {"state_dir", daemon_state_dir},
+    {"state_dir",
+     [](const toml::node& v, const SourceLoc& loc, const std::string&, DaemonConfig& cfg) {
+         return store(absolute_path(v, loc, "daemon.state_dir"), cfg.state_dir);
+     }},
     {"metrics_dir", daemon_metrics_dir},
-    {"placement_check_interval", daemon_placement_check_interval},
+    {"placement_check_interval",
+     [](const toml::node& v, const SourceLoc& loc, const std::string&, DaemonConfig& cfg) {
+         return store(seconds(v, loc, "daemon.placement_check_interval"),
+                      cfg.placement_check_interval);
+     }},
 };
 
 constexpr std::string_view kSections[] = {"daemon", "bind"};

@@ -637,19 +637,7 @@ void Watcher::check_placement() {
         req.names.push_back(t.name);
     }
     if (picked.empty()) return;
-    auto nics = read_present(manager_.backend(), req);
-    if (!nics) {
-        log(Level::Warning,
-            "cannot read the queue placement to check for drift: " + nics.error().str());
-        return;
-    }
-    for (int idx : picked) {
-        auto t = tracked_.find(idx);
-        if (t == tracked_.end()) continue;
-        auto st = std::find_if(nics->begin(), nics->end(),
-                               [&](const NicState& n) { return n.id.ifindex == idx; });
-        if (st != nics->end()) check_drift(t->second, *st, kPlacementSections);
-    }
+    read_and_check(req, picked, kPlacementSections, "the queue placement");
 }
 
 void Watcher::take_rebuilt() {
@@ -800,21 +788,27 @@ void Watcher::check_dirty() {
             if (auto id = SettingId::parse(*key)) req.sections |= ReadRequest::bit(id->section);
     }
     if (checked.empty()) return;
+    read_and_check(req, checked, ReadRequest::kAllSections, "the interfaces");
+}
+
+void Watcher::read_and_check(const ReadRequest& req, const std::vector<int>& indices,
+                             uint32_t sections, std::string_view what) {
     // Those gone are left out (their RTM_DELLINK says so).
     auto nics = read_present(manager_.backend(), req);
     if (!nics) {
         // Not an interrupted dump (read_present falls back to one request
-        // each): say so; the next notification checks again.
-        log(Level::Warning, "cannot read the interfaces to check for drift: " + nics.error().str());
+        // each): say so; the next notification or timer checks again.
+        log(Level::Warning,
+            "cannot read " + std::string(what) + " to check for drift: " + nics.error().str());
         return;
     }
-    for (int idx : checked) {
+    for (int idx : indices) {
         auto it = tracked_.find(idx);
         if (it == tracked_.end()) continue;
         // By ifindex: a name now held by another device is not this one.
         auto st = std::find_if(nics->begin(), nics->end(),
                                [&](const NicState& n) { return n.id.ifindex == idx; });
-        if (st != nics->end()) check_drift(it->second, *st);
+        if (st != nics->end()) check_drift(it->second, *st, sections);
     }
 }
 

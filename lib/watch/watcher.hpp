@@ -33,6 +33,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/manager.hpp"
@@ -207,6 +208,11 @@ class Watcher {
     // Compares the baseline keys of `sections` (ReadRequest::bit()s).
     void check_drift(Tracked& t, const NicState& now,
                      uint32_t sections = ReadRequest::kAllSections);
+    // Reads the interfaces of `req` (the tracked `indices`) and checks the
+    // keys of `sections` of each still tracked; `what` names the read in
+    // the warning when it fails.
+    void read_and_check(const ReadRequest& req, const std::vector<int>& indices, uint32_t sections,
+                        std::string_view what);
     // Re-checks the placement of the interfaces noted in rebuilt_.
     void take_rebuilt();
     // Plans the binding's profile on `t` and applies its placement steps

@@ -758,6 +758,48 @@ TEST(HealthAnalysis, CrcErrorsPointAtTheCableAndPauseFramesAtThePeer) {
     EXPECT_NE(pause->message.find("the peer or switch is congested"), std::string::npos);
 }
 
+TEST(HealthAnalysis, PauseFramesEitherWayNameTheSideThatCannotKeepUp) {
+    const NicState port = fixture_port();
+    InterfaceHealth h;
+    h.driver_stats = Known<std::vector<Counter>>::of(
+        {{"rx_flow_control_xoff", 40}, {"tx_flow_control_xoff", 7}});
+    HealthContext ctx;
+    ctx.facts = &FactsBook::builtin();
+    auto totals = analyze_health(port, h, {}, ctx);
+    const Finding* rx = finding(totals.findings, "health.pause_rx");
+    const Finding* tx = finding(totals.findings, "health.pause_tx");
+    ASSERT_NE(rx, nullptr);
+    ASSERT_NE(tx, nullptr);
+    EXPECT_EQ(rx->severity, Severity::Info);
+    EXPECT_EQ(rx->message,
+              "40 pause frames received since the driver loaded (totals; audit --sample SECONDS "
+              "shows whether they still grow): the peer or switch is congested and asked this "
+              "port to pause (rx_flow_control_xoff 40)");
+    EXPECT_EQ(rx->fix,
+              "look at the switch port (egress congestion, buffers) or the peer host; turning "
+              "pause.rx off only moves the drops there");
+    EXPECT_EQ(tx->message,
+              "7 pause frames sent since the driver loaded (totals; audit --sample SECONDS shows "
+              "whether they still grow): this port's RX buffer filled up and it asked the peer "
+              "to pause (tx_flow_control_xoff 7)");
+    EXPECT_EQ(tx->fix,
+              "this host does not keep up with what it receives: raise rings.rx, spread the "
+              "queue IRQs over the local CPUs");
+    EXPECT_TRUE(totals.limits.empty());
+
+    // Still coming in a sample: warnings, and those received bound the link.
+    HealthRates rates;
+    rates.seconds = 10;
+    rates.driver = {{"rx_flow_control_xoff", 4}, {"tx_flow_control_xoff", 2}};
+    ctx.rates = &rates;
+    auto sampled = analyze_health(port, h, {}, ctx);
+    EXPECT_EQ(finding(sampled.findings, "health.pause_rx")->severity, Severity::Warn);
+    EXPECT_EQ(finding(sampled.findings, "health.pause_tx")->severity, Severity::Warn);
+    ASSERT_EQ(sampled.limits.size(), 1U);
+    EXPECT_EQ(sampled.limits[0].key, "health.pause_rx");
+    EXPECT_DOUBLE_EQ(sampled.limits[0].impact, 0.2);
+}
+
 TEST(HealthAnalysis, SampledRatesMakeDropsPerSecond) {
     const NicState port = fixture_port();
     InterfaceHealth h = counters(5000);

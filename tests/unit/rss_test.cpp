@@ -60,9 +60,14 @@ TEST(RssCodec, DecodesTheRingCountAndHashFieldsReplies) {
 }
 
 TEST(RssCodec, RefusesShortRepliesAndRepliesToAnotherCommand) {
-    EXPECT_FALSE(sysinfo::rss::decode_rxnfc_data(
-        std::span<const uint8_t>(kGrxringsReply.data(), 12), ETHTOOL_GRXRINGS));
-    EXPECT_FALSE(sysinfo::rss::decode_rxnfc_data(kGrxfhTcp4Reply, ETHTOOL_GRXRINGS));
+    auto shorter = sysinfo::rss::decode_rxnfc_data(
+        std::span<const uint8_t>(kGrxringsReply.data(), 12), ETHTOOL_GRXRINGS);
+    ASSERT_FALSE(shorter);
+    EXPECT_EQ(shorter.error().message,
+              "ethtool_rxnfc of 12 bytes, shorter than its cmd, flow_type and data");
+    auto other = sysinfo::rss::decode_rxnfc_data(kGrxfhTcp4Reply, ETHTOOL_GRXRINGS);
+    ASSERT_FALSE(other);
+    EXPECT_EQ(other.error().message, "ethtool_rxnfc answers command 41, not 45");
 }
 
 TEST(RssCodec, EncodesRingAndHashRequestsInTheRxnfcLayout) {
@@ -119,14 +124,18 @@ TEST(RssCodec, RefusesATableShorterThanItsHeaderSays) {
     auto b = grssh_full(table);
     b.resize(b.size() - 1);  // the key's last byte is missing
     EXPECT_FALSE(sysinfo::rss::decode_rxfh(b, true));
-    EXPECT_FALSE(
-        sysinfo::rss::decode_rxfh(std::span<const uint8_t>(kGrsshSizes.data(), 20), false));
+    auto header =
+        sysinfo::rss::decode_rxfh(std::span<const uint8_t>(kGrsshSizes.data(), 20), false);
+    ASSERT_FALSE(header);
+    EXPECT_EQ(header.error().message, "ethtool_rxfh of 20 bytes, shorter than its header");
     auto huge = std::vector<uint8_t>(kGrsshSizes.begin(), kGrsshSizes.end());
     huge[11] = 0x10;  // indir_size 0x10000010
     EXPECT_FALSE(sysinfo::rss::decode_rxfh(huge, false));
     auto other = std::vector<uint8_t>(kGrsshSizes.begin(), kGrsshSizes.end());
     other[0] = 0x47;
-    EXPECT_FALSE(sysinfo::rss::decode_rxfh(other, false));
+    auto answer = sysinfo::rss::decode_rxfh(other, false);
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().message, "ethtool_rxfh answers command 71, not GRSSH");
 }
 
 TEST(RssCodec, EncodesATableOrTheKernelsDefaultAndKeepsTheInputTransform) {
