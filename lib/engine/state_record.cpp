@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "model/value_json.hpp"
+#include "util/enum_names.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -268,17 +269,8 @@ std::vector<SavedValue> read_values(FieldReader& f, std::string_view key) {
 // ---- records
 
 const char* tx_status_name(TxStatus s) {
-    switch (s) {
-        case TxStatus::Applying:
-            return "applying";
-        case TxStatus::Applied:
-            return "applied";
-        case TxStatus::RolledBack:
-            return "rolled_back";
-        case TxStatus::Failed:
-            return "failed";
-    }
-    return "failed";
+    static constexpr EnumNames<TxStatus> kNames{"applying", "applied", "rolled_back", "failed"};
+    return kNames[s];
 }
 
 std::optional<TxStatus> tx_status_from(std::string_view s) {

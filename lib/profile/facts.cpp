@@ -10,6 +10,7 @@
 #include "profile/driver_facts_data.hpp"
 #include "profile/toml.hpp"
 #include "profile/toml_util.hpp"
+#include "util/enum_names.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -359,17 +360,8 @@ const CounterFact* DriverFacts::counter(std::string_view name) const {
 }
 
 const char* rounding_name(Rounding r) {
-    switch (r) {
-        case Rounding::None:
-            return "none";
-        case Rounding::Up:
-            return "up";
-        case Rounding::Down:
-            return "down";
-        case Rounding::E1000eItr:
-            return "e1000e_itr";
-    }
-    return "none";
+    static constexpr EnumNames<Rounding> kNames{"none", "up", "down", "e1000e_itr"};
+    return kNames[r];
 }
 
 bool ValueRule::accepts(uint64_t v) const {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "util/enum_names.hpp"
+
 namespace nictune::service {
 namespace {
 
@@ -29,33 +31,24 @@ bool stderr_is_journal() {
     return st.st_dev == dev && st.st_ino == ino;
 }
 
+// Each Level's syslog priority and the prefix of its line on stderr, in the
+// enum's order (held to it below).
+struct LevelInfo {
+    int priority;
+    const char* prefix;
+};
+constexpr LevelInfo kLevels[] = {
+    {LOG_DEBUG, "debug: "},     {LOG_INFO, ""},       {LOG_NOTICE, ""},
+    {LOG_WARNING, "warning: "}, {LOG_ERR, "error: "},
+};
+static_assert(std::size(kLevels) == enum_count<Level>, "one row for each Level, in its order");
+
 int priority(Level l) {
-    switch (l) {
-        case Level::Debug:
-            return LOG_DEBUG;
-        case Level::Info:
-            return LOG_INFO;
-        case Level::Notice:
-            return LOG_NOTICE;
-        case Level::Warning:
-            return LOG_WARNING;
-        case Level::Error:
-            return LOG_ERR;
-    }
-    return LOG_INFO;
+    return kLevels[static_cast<std::size_t>(l)].priority;
 }
 
 const char* prefix(Level l) {
-    switch (l) {
-        case Level::Debug:
-            return "debug: ";
-        case Level::Warning:
-            return "warning: ";
-        case Level::Error:
-            return "error: ";
-        default:
-            return "";
-    }
+    return kLevels[static_cast<std::size_t>(l)].prefix;
 }
 
 }  // namespace
