@@ -1,14 +1,12 @@
 #include "dbus/client.hpp"
 
-#include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
 
-#include <cerrno>
 #include <chrono>
-#include <expected>
 #include <type_traits>
 
 #include "dbus/error_details.hpp"
+#include "dbus/reply.hpp"
 #include "manager_proxy.h"
 
 namespace nictune::dbus {
@@ -21,76 +19,16 @@ constexpr const char* kPath = "/org/nictune1";
 
 // The generated proxy is the interface's signatures (from the XML, checked
 // at compile time: invoke() takes its methods' types); the calls do not go
-// through its methods, which are synchronous (below).
+// through its methods, which are synchronous and so lose an error's details
+// (reply.hpp).
 using Proxy = org::nictune1::Manager_proxy;
 using Flags = std::map<std::string, sdbus::Variant>;
 
-// A call that failed, as the reply said: the D-Bus error and, from a
-// nictuned that sends them, the error's fields.
-struct CallError {
-    sdbus::Error error;
-    std::optional<ErrorDetails> details;
-};
-template <class T>
-using CallResult = std::expected<T, CallError>;
-
-// The `details` of one of nictuned's error replies (error_details.hpp);
-// none from an older nictuned (the message alone) or from anyone else (the
-// bus's own errors). Never throws: it runs inside sdbus-c++'s reply
-// handler, which lets nothing but sdbus::Error pass.
-std::optional<ErrorDetails> details_of(sdbus::MethodReply& reply, const std::string& name) {
-    if (!errc_from_dbus_name(name)) return std::nullopt;
-    try {
-        // sd-bus has read the message string already, for the reply's
-        // sd_bus_error: from the first argument again.
-        reply.rewind(true);
-        std::string message;
-        reply >> message;
-        std::string type, contents;
-        reply.peekType(type, contents);
-        if (type != kErrorDetailsType || contents != kErrorDetailsContents) return std::nullopt;
-        ErrorDetails details;
-        reply >> details;
-        return details;
-    } catch (...) {
-        return std::nullopt;
-    }
-}
-
-// Sends `call` and waits for its reply on the client's own connection.
-// Not the synchronous call: sd_bus_call, under sdbus-c++'s, keeps only an
-// error reply's name and message, and nictuned's carries the error's fields
-// after the message; the asynchronous call hands its handler the reply
-// itself. nictunectl runs no event loop thread, so this loop processes the
-// connection until the reply is there. The call's timeout (the
-// connection's, 180 s) also ends it: sd-bus then answers the call itself
-// with org.freedesktop.DBus.Error.NoReply.
-CallResult<sdbus::MethodReply> send_and_wait(sdbus::IConnection& conn, sdbus::IProxy& proxy,
-                                             const sdbus::MethodCall& call) {
-    std::optional<CallResult<sdbus::MethodReply>> got;
-    auto pending =
-        proxy.callMethod(call, [&](sdbus::MethodReply& reply, const sdbus::Error* error) {
-            if (error)
-                got = std::unexpected(CallError{*error, details_of(reply, error->getName())});
-            else
-                got = reply;
-        });
-    while (!got) {
-        if (conn.processPendingRequest()) continue;
-        const auto poll_data = conn.getEventLoopPollData();
-        pollfd fd{poll_data.fd, poll_data.events, 0};
-        if (::poll(&fd, 1, poll_data.getPollTimeout()) < 0 && errno != EINTR)
-            throw sdbus::createError(errno, "cannot wait for nictuned's reply");
-    }
-    return std::move(*got);
-}
-
 // One method of org.nictune1.Manager: its arguments and results are those
 // of the generated proxy's method passed after its name (a mismatch does
-// not compile).
-// Throws sdbus::Error only for what fails in this process (a string that is
-// not UTF-8, a reply that does not read); what nictuned or the bus answer
-// is the CallError.
+// not compile). Throws sdbus::Error only for what fails in this process (a
+// string that is not UTF-8, a reply that does not read); what nictuned or
+// the bus answer is the CallError.
 template <class R, class... P>
 CallResult<R> invoke(sdbus::IConnection& conn, const char* method, R (Proxy::*)(P...),
                      const std::remove_cvref_t<P>&... args) {

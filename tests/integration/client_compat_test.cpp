@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sdbus-c++/sdbus-c++.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "dbus/client.hpp"
+#include "dbus/reply.hpp"
 #include "support/dbus.hpp"
 #include "support/process.hpp"
 
@@ -187,6 +189,54 @@ TEST(ClientCompat, DetailsOfAnotherShapeOrTypeAreLeftAlone) {
     EXPECT_EQ(plan.error().setting, "link.mtu");
     EXPECT_EQ(plan.error().interface, "") << "an int32 is no interface name";
     EXPECT_EQ(plan.error().message, "p.toml:1:1: bad") << "no \"message\" key: the message";
+}
+
+// A peer that takes Status and never answers it.
+class SilentPeer {
+  public:
+    explicit SilentPeer(const std::string& address) {
+        conn_ = sdbus::createSessionBusConnectionWithAddress(address);
+        object_ = sdbus::createObject(*conn_, "/org/nictune1");
+        object_->registerMethod("org.nictune1.Manager", "Status", "", "a(sisssb)s",
+                                [this](sdbus::MethodCall call) {
+                                    std::lock_guard lock(mu_);
+                                    held_.push_back(std::move(call));
+                                });
+        object_->finishRegistration();
+        conn_->requestName("org.nictune1");
+        conn_->enterEventLoopAsync();
+    }
+    ~SilentPeer() { conn_->leaveEventLoop(); }
+
+  private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<sdbus::IObject> object_;
+    std::mutex mu_;
+    std::vector<sdbus::MethodCall> held_;
+};
+
+// The client waits for a reply by processing its own connection: a call
+// nobody answers ends at the connection's method call timeout (sd-bus
+// answers it with NoReply), it does not wait for ever.
+TEST(ClientCompat, ACallNobodyAnswersEndsAtTheTimeout) {
+    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
+    std::string why;
+    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
+    ASSERT_TRUE(bus) << why;
+    SilentPeer peer(bus->address());
+
+    auto conn = sdbus::createSessionBusConnectionWithAddress(bus->address());
+    conn->setMethodCallTimeout(std::chrono::milliseconds(300));
+    auto proxy = sdbus::createProxy(*conn, "org.nictune1", "/org/nictune1");
+    auto call = proxy->createMethodCall("org.nictune1.Manager", "Status");
+    const auto start = std::chrono::steady_clock::now();
+    auto r = dbus::send_and_wait(*conn, *proxy, call);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().error.getName(), "org.freedesktop.DBus.Error.NoReply");
+    EXPECT_FALSE(r.error().details);
+    EXPECT_GE(waited, std::chrono::milliseconds(300));
+    EXPECT_LT(waited, std::chrono::seconds(10));
 }
 
 }  // namespace
