@@ -1,7 +1,10 @@
 // nictunectl's side of org.nictune1: calls nictuned over D-Bus and returns
 // the JSON report of each method (the same JSON a direct run produces).
 // D-Bus errors come back as engine errors (org.nictune1.Error.NoSuchInterface
-// -> Errc::NoSuchInterface, ...), so exit statuses do not depend on the path.
+// -> Errc::NoSuchInterface, ...) with the fields nictuned sends with them
+// (interface, setting, context, errno, the kernel's message:
+// error_details.hpp), so exit statuses and the JSON error object do not
+// depend on the path.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,8 @@
 // The org.nictune1.Manager object: the generated adaptor implemented over
 // the engine. Every handler validates its arguments, authorizes changes, and
-// turns every failure into a named D-Bus error: no exception other than
-// sdbus::Error leaves a handler (sdbus-c++ would terminate the process).
+// answers every failure with a named D-Bus error that carries the error's
+// fields: no exception leaves a handler (sdbus-c++ would terminate the
+// process on anything but sdbus::Error).
 #pragma once
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -66,34 +67,60 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
                                                std::string, std::string>>;
     using Restored =
         std::vector<sdbus::Struct<std::string, std::string, std::string, bool, std::string>>;
+    using RollbackResults =
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>;
+    using Profiles = std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>;
+    using Tracked = std::vector<
+        sdbus::Struct<std::string, int32_t, std::string, std::string, std::string, bool>>;
     using Flags = std::map<std::string, sdbus::Variant>;
 
-    std::tuple<Findings, std::string> Audit(const std::vector<std::string>& interfaces,
-                                            const std::string& profile,
-                                            const Flags& flags) override;
-    std::tuple<Steps, std::string> Plan(const std::string& profile,
-                                        const std::vector<std::string>& interfaces,
-                                        const Flags& flags) override;
-    std::tuple<std::string, std::string, Outcomes, std::string> Apply(
-        const std::string& profile, const std::vector<std::string>& interfaces,
-        const Flags& flags) override;
-    std::tuple<std::string, std::string> Confirm(const std::string& transaction) override;
-    std::tuple<std::string, std::string> Abort(const std::string& transaction,
-                                               const std::string& reason) override;
-    std::tuple<std::string, Restored, std::string> Rollback(const std::string& interface) override;
-    std::tuple<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>,
-               std::string>
-    RollbackInterfaces(const std::vector<std::string>& interfaces) override;
-    std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListProfiles()
-        override;
-    std::tuple<std::vector<sdbus::Struct<std::string, int32_t, std::string, std::string,
-                                         std::string, bool>>,
-               std::string>
-    Status() override;
-    void Reload() override;
+    // The handlers. Every method is annotated Async "server" in the XML, so
+    // that the handler sends its own reply: an error reply then carries the
+    // error's fields (respond, raise). Each still runs to its end on the
+    // event loop, one call at a time, and replies before it returns.
+    void Audit(sdbus::Result<Findings, std::string>&& reply, std::vector<std::string> interfaces,
+               std::string profile, Flags flags) override;
+    void Plan(sdbus::Result<Steps, std::string>&& reply, std::string profile,
+              std::vector<std::string> interfaces, Flags flags) override;
+    void Apply(sdbus::Result<std::string, std::string, Outcomes, std::string>&& reply,
+               std::string profile, std::vector<std::string> interfaces, Flags flags) override;
+    void Confirm(sdbus::Result<std::string, std::string>&& reply, std::string transaction) override;
+    void Abort(sdbus::Result<std::string, std::string>&& reply, std::string transaction,
+               std::string reason) override;
+    void Rollback(sdbus::Result<std::string, Restored, std::string>&& reply,
+                  std::string interface) override;
+    void RollbackInterfaces(sdbus::Result<RollbackResults, std::string>&& reply,
+                            std::vector<std::string> interfaces) override;
+    void ListProfiles(sdbus::Result<Profiles>&& reply) override;
+    void Status(sdbus::Result<Tracked, std::string>&& reply) override;
+    void Reload(sdbus::Result<>&& reply) override;
     std::string Version() override;
 
-    void authorize();
+    // What the handlers do: the reply's values, or the error to raise.
+    Result<std::tuple<Findings, std::string>> audit(const std::vector<std::string>& interfaces,
+                                                    const std::string& profile, const Flags& flags);
+    Result<std::tuple<Steps, std::string>> plan(const std::string& profile,
+                                                const std::vector<std::string>& interfaces,
+                                                const Flags& flags);
+    Result<std::tuple<std::string, std::string, Outcomes, std::string>> apply(
+        const std::string& profile, const std::vector<std::string>& interfaces, const Flags& flags);
+    Result<std::tuple<std::string, Restored, std::string>> rollback(const std::string& interface);
+    Result<std::tuple<RollbackResults, std::string>> rollback_interfaces(
+        const std::vector<std::string>& interfaces);
+    Result<std::tuple<Tracked, std::string>> status();
+
+    // Sends what `work` returns: its values, or its error as raise() sends
+    // it. Nothing `work` throws leaves the handler (sdbus-c++ would end the
+    // process on anything but sdbus::Error): an exception is an Internal
+    // error.
+    template <class... T, class F>
+    void respond(const char* method, const sdbus::Result<T...>& reply, F&& work);
+    // Replies to `call` with `e`: its name and text, then its fields
+    // (dbus/error_details.hpp). Without the call, or when that reply cannot
+    // be built, `plain` sends the name and text alone.
+    void raise(const char* method, const sdbus::MethodCall* call, const Error& e,
+               const std::function<void(const sdbus::Error&)>& plain);
+    Result<void> authorize();
 
     struct Pending {
         std::unique_ptr<HeldTransaction> held;
@@ -111,8 +138,9 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::nictune1::Manag
                        std::optional<Error> why);
     // Confirm and Abort: finish() a pending transaction, or answer what a
     // transaction that already ended ended as; an unknown one is an error.
-    std::tuple<std::string, std::string> settle(const std::string& transaction,
-                                                const std::string& how, std::optional<Error> why);
+    Result<std::tuple<std::string, std::string>> settle(const std::string& transaction,
+                                                        const std::string& how,
+                                                        std::optional<Error> why);
     void client_left(const std::string& name);
     void start_verifier(const std::string& transaction);
     nlohmann::json pending_json() const;

@@ -1,18 +1,24 @@
 // nictunectl's D-Bus client against an older nictuned: one that owns
-// org.nictune1 but has no RollbackInterfaces method. The stand-in is an
-// object in this process on a private dbus-daemon; the client must fall back
-// to one Rollback call per interface and give each interface what Rollback
-// said, errors included.
+// org.nictune1 but has no RollbackInterfaces method, and whose errors are a
+// name and a message alone. The stand-in is an object in this process on a
+// private dbus-daemon; the client must fall back to one Rollback call per
+// interface and give each interface what Rollback said, errors included,
+// and take an error without details as it always did. And against a peer
+// whose error replies carry something else after the message: it is left
+// alone.
 #include <gtest/gtest.h>
 #include <sdbus-c++/sdbus-c++.h>
 
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "dbus/client.hpp"
+#include "dbus/reply.hpp"
 #include "support/dbus.hpp"
 #include "support/process.hpp"
 
@@ -24,14 +30,28 @@ namespace fs = std::filesystem;
 using Restored =
     std::vector<sdbus::Struct<std::string, std::string, std::string, bool, std::string>>;
 
-// org.nictune1.Manager as nictuned had it before RollbackInterfaces: only
-// Rollback matters here. It knows eth-a (rolled back) and refuses anything
-// else as an unknown interface, as nictuned does.
+using Outcomes = std::vector<
+    sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string>>;
+
+// org.nictune1.Manager as nictuned had it before RollbackInterfaces and
+// before error details: only Rollback and Apply matter here. It knows eth-a
+// (rolled back) and refuses anything else as an unknown interface, as
+// nictuned does, with the error's name and text alone.
 class OlderNictuned {
   public:
     explicit OlderNictuned(const std::string& address) {
         conn_ = sdbus::createSessionBusConnectionWithAddress(address);
         object_ = sdbus::createObject(*conn_, "/org/nictune1");
+        object_->registerMethod("Apply")
+            .onInterface("org.nictune1.Manager")
+            .withInputParamNames("profile", "interfaces", "flags")
+            .withOutputParamNames("transaction", "result", "outcomes", "report")
+            .implementedAs([](const std::string&, const std::vector<std::string>& names,
+                              const std::map<std::string, sdbus::Variant>&)
+                               -> std::tuple<std::string, std::string, Outcomes, std::string> {
+                throw sdbus::Error("org.nictune1.Error.NoSuchInterface",
+                                   names.at(0) + ": no such interface");
+            });
         object_->registerMethod("Rollback")
             .onInterface("org.nictune1.Manager")
             .withInputParamNames("interface")
@@ -92,6 +112,131 @@ TEST(ClientCompat, RollbackOfSeveralFallsBackToOneCallEachOnAnOlderNictuned) {
 
     // RollbackInterfaces was refused as unknown; then one Rollback each, in order.
     EXPECT_EQ(older.calls(), (std::vector<std::string>{"eth-a", "eth-b"}));
+}
+
+TEST(ClientCompat, AnErrorWithoutDetailsFromAnOlderNictunedIsItsNameAndMessage) {
+    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
+    std::string why;
+    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
+    ASSERT_TRUE(bus) << why;
+    OlderNictuned older(bus->address());
+
+    auto client = dbus::Client::connect(bus->address(), &why);
+    ASSERT_TRUE(client) << why;
+    auto r = client->apply("jumbo", {"eth-b"}, false, false);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::NoSuchInterface);
+    EXPECT_EQ(r.error().message, "eth-b: no such interface");
+    EXPECT_EQ(r.error().context, "");
+    EXPECT_EQ(r.error().interface, "") << "an older nictuned does not say";
+    EXPECT_EQ(r.error().str(), "eth-b: no such interface");
+}
+
+// A peer that owns org.nictune1 and answers Audit and Plan with errors
+// whose second argument is not nictuned's details: a string, and a
+// dictionary with a field of the wrong type.
+class OddPeer {
+  public:
+    explicit OddPeer(const std::string& address) {
+        conn_ = sdbus::createSessionBusConnectionWithAddress(address);
+        object_ = sdbus::createObject(*conn_, "/org/nictune1");
+        object_->registerMethod(
+            "org.nictune1.Manager", "Audit", "assa{sv}", "a(sssssss)s", [](sdbus::MethodCall call) {
+                auto reply = call.createErrorReply(
+                    sdbus::Error("org.nictune1.Error.NoSuchInterface", "x0: gone"));
+                reply << std::string("not a dictionary");
+                reply.send();
+            });
+        object_->registerMethod(
+            "org.nictune1.Manager", "Plan", "sasa{sv}", "a(sisssssb)s", [](sdbus::MethodCall call) {
+                auto reply = call.createErrorReply(
+                    sdbus::Error("org.nictune1.Error.InvalidProfile", "p.toml:1:1: bad"));
+                reply << std::map<std::string, sdbus::Variant>{
+                    {"interface", sdbus::Variant(int32_t{7})},
+                    {"setting", sdbus::Variant(std::string("link.mtu"))},
+                    {"from_the_future", sdbus::Variant(true)}};
+                reply.send();
+            });
+        object_->finishRegistration();
+        conn_->requestName("org.nictune1");
+        conn_->enterEventLoopAsync();
+    }
+    ~OddPeer() { conn_->leaveEventLoop(); }
+
+  private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<sdbus::IObject> object_;
+};
+
+TEST(ClientCompat, DetailsOfAnotherShapeOrTypeAreLeftAlone) {
+    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
+    std::string why;
+    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
+    ASSERT_TRUE(bus) << why;
+    OddPeer peer(bus->address());
+
+    auto client = dbus::Client::connect(bus->address(), &why);
+    ASSERT_TRUE(client) << why;
+    auto audit = client->audit({"x0"}, "", false);
+    ASSERT_FALSE(audit);
+    EXPECT_EQ(audit.error().code, Errc::NoSuchInterface);
+    EXPECT_EQ(audit.error().str(), "x0: gone");
+    EXPECT_EQ(audit.error().interface, "");
+
+    auto plan = client->plan("p", {"x0"}, false);
+    ASSERT_FALSE(plan);
+    EXPECT_EQ(plan.error().code, Errc::InvalidProfile);
+    EXPECT_EQ(plan.error().setting, "link.mtu");
+    EXPECT_EQ(plan.error().interface, "") << "an int32 is no interface name";
+    EXPECT_EQ(plan.error().message, "p.toml:1:1: bad") << "no \"message\" key: the message";
+}
+
+// A peer that takes Status and never answers it.
+class SilentPeer {
+  public:
+    explicit SilentPeer(const std::string& address) {
+        conn_ = sdbus::createSessionBusConnectionWithAddress(address);
+        object_ = sdbus::createObject(*conn_, "/org/nictune1");
+        object_->registerMethod("org.nictune1.Manager", "Status", "", "a(sisssb)s",
+                                [this](sdbus::MethodCall call) {
+                                    std::lock_guard lock(mu_);
+                                    held_.push_back(std::move(call));
+                                });
+        object_->finishRegistration();
+        conn_->requestName("org.nictune1");
+        conn_->enterEventLoopAsync();
+    }
+    ~SilentPeer() { conn_->leaveEventLoop(); }
+
+  private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<sdbus::IObject> object_;
+    std::mutex mu_;
+    std::vector<sdbus::MethodCall> held_;
+};
+
+// The client waits for a reply by processing its own connection: a call
+// nobody answers ends at the connection's method call timeout (sd-bus
+// answers it with NoReply), it does not wait for ever.
+TEST(ClientCompat, ACallNobodyAnswersEndsAtTheTimeout) {
+    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
+    std::string why;
+    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
+    ASSERT_TRUE(bus) << why;
+    SilentPeer peer(bus->address());
+
+    auto conn = sdbus::createSessionBusConnectionWithAddress(bus->address());
+    conn->setMethodCallTimeout(std::chrono::milliseconds(300));
+    auto proxy = sdbus::createProxy(*conn, "org.nictune1", "/org/nictune1");
+    auto call = proxy->createMethodCall("org.nictune1.Manager", "Status");
+    const auto start = std::chrono::steady_clock::now();
+    auto r = dbus::send_and_wait(*conn, *proxy, call);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().error.getName(), "org.freedesktop.DBus.Error.NoReply");
+    EXPECT_FALSE(r.error().details);
+    EXPECT_GE(waited, std::chrono::milliseconds(300));
+    EXPECT_LT(waited, std::chrono::seconds(10));
 }
 
 }  // namespace

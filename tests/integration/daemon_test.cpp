@@ -103,6 +103,19 @@ class DaemonTest : public ::testing::Test {
         return parse_json(r.out).at(0).at("mtu").get<uint64_t>();
     }
     nlohmann::json status() { return parse_json(ctl({"status", "--json"}).out); }
+    // The same command in this process (--direct), with nictuned's profiles.
+    CommandResult direct_ctl(std::vector<std::string> args) {
+        std::vector<std::string> argv = {kCtl,
+                                         "--direct",
+                                         "--profiles-dir",
+                                         (dir_ / "profiles").string(),
+                                         "--state-dir",
+                                         (dir_ / "direct-state").string(),
+                                         "--config",
+                                         (dir_ / "no-nictune.toml").string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return ns_->exec_argv(argv, 60000);
+    }
 
     std::string why_;
     std::unique_ptr<TestNetns> ns_;
@@ -228,15 +241,68 @@ TEST_F(DaemonTest, ARefusedApplyNamesItsInterfaceAndSettingInTheReport) {
     EXPECT_EQ(e.value("interface", ""), "xt0") << e.dump();
     EXPECT_EQ(e.value("setting", ""), "channels.rx") << e.dump();
     EXPECT_NE(mtu("xt0"), 9000U) << "a refused plan changes nothing";
-    // An error nictuned raises crosses the bus as its name and text: with
-    // --json it is still one object, with the code.
-    auto u = ctl({"apply", "small", "nosuch0", "--json"});
-    EXPECT_EQ(u.status, 2) << u.out << u.err;
-    auto ue = parse_json(u.out).at("error");
-    EXPECT_EQ(ue.at("code"), "NoSuchInterface") << ue.dump();
-    EXPECT_NE(ue.at("text").get<std::string>().find("nosuch0: no such interface"),
-              std::string::npos)
-        << ue.dump();
+}
+
+// An error nictuned raises (no report: the call itself fails) carries its
+// fields across the bus (issue 16 §5): `nictunectl --json` prints the same
+// error object and exits with the same status as a --direct run.
+TEST_F(DaemonTest, ARaisedErrorNamesItsInterfaceAsADirectRunDoes) {
+    for (const auto& command : std::vector<std::vector<std::string>>{
+             {"apply", "small", "nosuch0", "--json"}, {"audit", "nosuch0", "--json"}}) {
+        auto bus = ctl(command);
+        auto direct = direct_ctl(command);
+        EXPECT_EQ(bus.status, 2) << bus.out << bus.err;
+        EXPECT_EQ(bus.status, direct.status) << direct.out << direct.err;
+        const auto error = parse_json(bus.out).at("error");
+        EXPECT_EQ(error.at("code"), "NoSuchInterface") << error.dump();
+        EXPECT_EQ(error.value("interface", ""), "nosuch0") << error.dump();
+        EXPECT_EQ(error.at("text"), "nosuch0: no such interface") << error.dump();
+        EXPECT_EQ(error, parse_json(direct.out).at("error")) << direct.out;
+    }
+}
+
+TEST_F(DaemonTest, ARaisedProfileErrorNamesItsSettingAsADirectRunDoes) {
+    write("profiles/toobig.toml", "[link]\nmtu = 99999999\n");
+    auto bus = ctl({"apply", "toobig", "xt0", "--json"});
+    auto direct = direct_ctl({"apply", "toobig", "xt0", "--json"});
+    EXPECT_EQ(bus.status, 2) << bus.out << bus.err;
+    EXPECT_EQ(bus.status, direct.status) << direct.out << direct.err;
+    const auto error = parse_json(bus.out).at("error");
+    EXPECT_EQ(error.at("code"), "InvalidProfile") << error.dump();
+    EXPECT_EQ(error.value("setting", ""), "link.mtu") << error.dump();
+    EXPECT_EQ(error.at("context"), (dir_ / "profiles" / "toobig.toml").string() + ":2:7")
+        << error.dump();
+    EXPECT_EQ(error, parse_json(direct.out).at("error")) << direct.out;
+    EXPECT_EQ(mtu("xt0"), 1500U);
+}
+
+// The fields travel after the message, so a client that reads only the
+// error's name and message (an older nictunectl, busctl, sd_bus_call) gets
+// what it always got: the whole text as the message.
+TEST_F(DaemonTest, AClientThatReadsOnlyNameAndMessageGetsTheWholeText) {
+    auto conn = sdbus::createSessionBusConnectionWithAddress(bus_->address());
+    auto proxy = sdbus::createProxy(*conn, "org.nictune1", "/org/nictune1");
+    try {
+        std::string tx, result, report;
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string, std::string,
+                                  std::string>>
+            outcomes;
+        proxy->callMethod("Apply")
+            .onInterface("org.nictune1.Manager")
+            .withArguments(std::string("small"), std::vector<std::string>{"nosuch0"},
+                           std::map<std::string, sdbus::Variant>{})
+            .storeResultsTo(tx, result, outcomes, report);
+        ADD_FAILURE() << "Apply to an unknown interface succeeded: " << report;
+    } catch (const sdbus::Error& e) {
+        EXPECT_EQ(e.getName(), "org.nictune1.Error.NoSuchInterface");
+        EXPECT_EQ(e.getMessage(), "nosuch0: no such interface");
+    }
+    auto busctl =
+        run({"busctl", "--address=" + bus_->address(), "call", "org.nictune1", "/org/nictune1",
+             "org.nictune1.Manager", "Apply", "sasa{sv}", "small", "1", "nosuch0", "0"});
+    EXPECT_NE(busctl.status, 0);
+    EXPECT_NE(busctl.err.find("nosuch0: no such interface"), std::string::npos) << busctl.err;
+    EXPECT_TRUE(daemon_->running());
 }
 
 TEST_F(DaemonTest, AnUnprivilegedCallerMayAuditButNotApply) {
