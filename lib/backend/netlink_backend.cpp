@@ -111,8 +111,9 @@ Result<std::vector<rtnl::Link>> NetlinkBackend::list_links(const ReadRequest& re
         return links;
     }
 
-    auto r = rtnl_->dump_links([&](rtnl::Link&& l) { links.push_back(std::move(l)); });
-    if (!r) return std::unexpected(r.error());
+    auto dumped = rtnl_->dump_links();
+    if (!dumped) return std::unexpected(std::move(dumped.error()));
+    links = std::move(*dumped);
     if (!req.names.empty()) {
         // By name through an index: hundreds of names against a thousand
         // links made this loop quadratic (a visible part of an apply at 512).

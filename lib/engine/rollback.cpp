@@ -156,13 +156,20 @@ bool lock_and_replay(Batch& b) {
 // ---- Load the records.
 
 void load_records(Batch& b) {
-    for (std::size_t i = 0; i < b.size(); ++i) {
-        if (!b.active[i]) continue;
-        auto rec = b.store.load_interface(b.names[i]);
-        if (!rec)
-            b.refuse(i, rec.error());
+    std::vector<std::size_t> which;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        if (b.active[i]) {
+            which.push_back(i);
+            names.push_back(b.names[i]);
+        }
+    // Together: the records of one transaction share a file, read once.
+    auto recs = b.store.load_each(names);
+    for (std::size_t k = 0; k < which.size(); ++k) {
+        if (!recs[k])
+            b.refuse(which[k], recs[k].error());
         else
-            b.records[i] = std::move(*rec);
+            b.records[which[k]] = std::move(*recs[k]);
     }
 }
 

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "util/file.hpp"
+#include "util/json_writer.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -30,20 +32,117 @@ Result<Directory> open_dir(const fs::path& top, const fs::path& dir, const fs::p
     return d;
 }
 
-Result<std::optional<InterfaceRecord>> load_interface_file(const fs::path& path,
-                                                           std::string_view name) {
-    auto text = read_file(path);
-    if (!text) return std::unexpected(std::move(text.error()));
-    if (!*text) return std::nullopt;
-    auto r = interface_record_from_json(**text, path.string());
-    if (!r) return std::unexpected(std::move(r.error()));
-    // Acting on another interface's originals would "restore" the wrong card.
-    if (r->name != name)
-        return fail(Errc::Io, path.string(),
-                    "state file holds the record of " + quote_name(r->name) + ", not of " +
-                        quote_name(name));
-    return std::move(*r);
+// The name a record's line is written for, as written (JSON-escaped, without
+// the quotes): interface_text() starts every record with its version and
+// name. Empty when the line does not start that way.
+std::string_view written_name(std::string_view line) {
+    constexpr std::string_view kStart = "{\"version\":";
+    constexpr std::string_view kName = ",\"name\":\"";
+    if (!line.starts_with(kStart)) return {};
+    const auto at = line.find(kName, kStart.size());
+    if (at == std::string_view::npos || at > kStart.size() + 20) return {};
+    const auto from = at + kName.size();
+    for (auto i = from; i < line.size(); ++i) {
+        if (line[i] == '\\') {
+            ++i;
+            continue;
+        }
+        if (line[i] == '"') return line.substr(from, i - from);
+    }
+    return {};
 }
+
+// Reads record files. save_interfaces() writes the records of a batch into
+// one file, one record per line, and links it under each interface's name;
+// a file of one record is one line (and so were every earlier version's). A
+// reader of many names reads each file once, telling them apart by inode,
+// and finds a record's line by the name it starts with, parsing that line
+// alone.
+class RecordFiles {
+  public:
+    Result<std::optional<InterfaceRecord>> load(const fs::path& path, std::string_view name) {
+        const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) {
+            if (errno == ENOENT) return std::nullopt;
+            return file_error(errno, path, "cannot open");
+        }
+        struct stat st {};
+        if (::fstat(fd.get(), &st) != 0) return file_error(errno, path, "cannot read");
+        auto [it, fresh] = files_.try_emplace({st.st_dev, st.st_ino});
+        File& f = it->second;
+        if (fresh) {
+            auto text = read_all(fd.get(), path);
+            if (!text) {
+                files_.erase(it);
+                return std::unexpected(std::move(text.error()));
+            }
+            f.text = std::move(*text);
+            index(f);
+        }
+        if (f.lines.empty())
+            return check_name(interface_record_from_json(f.text, path), path, name);
+        std::string key;
+        append_json_string(key, name);
+        const auto line = f.lines.find(std::string_view(key).substr(1, key.size() - 2));
+        if (line == f.lines.end())
+            return fail(Errc::Io, path.string(),
+                        "state file holds no record of " + quote_name(name) + " among its " +
+                            std::to_string(f.lines.size()));
+        return check_name(
+            interface_record_from_json(line->second.text,
+                                       path.string() + ":" + std::to_string(line->second.number)),
+            path, name);
+    }
+
+  private:
+    struct Line {
+        std::string_view text;
+        std::size_t number = 0;  // from 1
+    };
+    struct File {
+        std::string text;
+        // A file of several records: each line by the name it is written
+        // for. Empty for a file of one record (or text of another shape,
+        // which the parser then reports).
+        std::unordered_map<std::string_view, Line> lines;
+    };
+
+    static void index(File& f) {
+        const std::string_view text = f.text;
+        const auto first_end = text.find('\n');
+        if (first_end == std::string_view::npos || first_end + 1 >= text.size()) return;
+        std::size_t number = 0;
+        for (std::size_t pos = 0; pos < text.size();) {
+            auto end = text.find('\n', pos);
+            if (end == std::string_view::npos) end = text.size();
+            const std::string_view line = text.substr(pos, end - pos);
+            ++number;
+            pos = end + 1;
+            if (line.empty()) continue;
+            const auto name = written_name(line);
+            if (name.empty()) {
+                // Not records of this shape: parsed whole, as one.
+                f.lines.clear();
+                return;
+            }
+            f.lines.emplace(name, Line{line, number});
+        }
+    }
+
+    // Acting on another interface's originals would "restore" the wrong card.
+    static Result<std::optional<InterfaceRecord>> check_name(Result<InterfaceRecord> r,
+                                                             const fs::path& path,
+                                                             std::string_view name) {
+        if (!r) return std::unexpected(std::move(r.error()));
+        if (r->name != name)
+            return fail(Errc::Io, path.string(),
+                        "state file holds the record of " + quote_name(r->name) + ", not of " +
+                            quote_name(name));
+        return std::move(*r);
+    }
+
+    std::map<std::pair<dev_t, ino_t>, File> files_;
+};
 
 // The names the records in `dir` are filed under, in directory order.
 // Temporary files end in .XXXXXX; ".x.json" is the record of ".x".
@@ -58,52 +157,13 @@ std::vector<std::string> record_names(const fs::path& dir, std::error_code& ec) 
     return out;
 }
 
-// The replacements of a batch of files, made durable together: written
-// under temporary names, then one syncfs() of the state directory's file
-// system for the whole batch, then renamed. One fdatasync() per file cost
-// a disk file system a journal commit and a cache flush per interface (2.2x
-// faster than the ip/ethtool loop at 256 interfaces on ext4, BENCHMARKS.md);
-// syncfs() is one of each for the batch. On tmpfs, where /run is in
-// production, neither costs anything. A crash leaves each file old or new,
-// never empty: the renames come after the sync.
-class SyncedBatch {
-  public:
-    explicit SyncedBatch(const Directory& dir) : dir_(dir) {}
-    Result<void> add(std::string name, std::string_view text) {
-        auto file = AtomicFile::create(dir_, std::move(name));
-        if (!file) return std::unexpected(std::move(file.error()));
-        if (auto ok = file->write(text); !ok) return ok;
-        files_.push_back(std::move(*file));
-        if (files_.size() >= StateStore::kSyncBatch) return flush();
-        return {};
-    }
-    Result<void> flush() {
-        if (files_.empty()) return {};
-        if (files_.size() == 1) {
-            if (auto ok = files_.front().sync(); !ok) return ok;
-        } else if (::syncfs(dir_.fd()) != 0) {
-            // Since Linux 5.8 syncfs() reports a writeback error of the file
-            // system, which may be one of these files'.
-            return file_error(errno, files_.front().target(), "cannot sync");
-        }
-        for (auto& f : files_)
-            if (auto ok = f.close_and_commit(); !ok) return ok;
-        files_.clear();
-        return {};
-    }
-
-  private:
-    const Directory& dir_;
-    std::vector<AtomicFile> files_;
-};
-
 }  // namespace
 
 StateStore::StateStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
 
 Result<std::optional<InterfaceRecord>> StateStore::load_interface(std::string_view name) const {
     if (auto ok = check_record_name(name); !ok) return std::unexpected(std::move(ok.error()));
-    return load_interface_file(dir_ / "interfaces" / (std::string(name) + ".json"), name);
+    return RecordFiles().load(dir_ / "interfaces" / (std::string(name) + ".json"), name);
 }
 
 Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
@@ -121,15 +181,29 @@ Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
         // reports the problem with the file's path.
         if (ec && ec != std::errc::no_such_file_or_directory) present.reset();
     }
+    RecordFiles files;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        if (present && !present->contains(names[i])) {
-            if (auto ok = check_record_name(names[i]); !ok)
-                return std::unexpected(std::move(ok.error()));
-            continue;
-        }
-        auto r = load_interface(names[i]);
+        if (auto ok = check_record_name(names[i]); !ok)
+            return std::unexpected(std::move(ok.error()));
+        if (present && !present->contains(names[i])) continue;
+        auto r = files.load(dir_ / "interfaces" / (names[i] + ".json"), names[i]);
         if (!r) return std::unexpected(std::move(r.error()));
         out[i] = std::move(*r);
+    }
+    return out;
+}
+
+std::vector<Result<std::optional<InterfaceRecord>>> StateStore::load_each(
+    std::span<const std::string> names) const {
+    std::vector<Result<std::optional<InterfaceRecord>>> out;
+    out.reserve(names.size());
+    RecordFiles files;
+    for (const auto& name : names) {
+        if (auto ok = check_record_name(name); !ok) {
+            out.emplace_back(std::unexpected(std::move(ok.error())));
+            continue;
+        }
+        out.push_back(files.load(dir_ / "interfaces" / (name + ".json"), name));
     }
     return out;
 }
@@ -156,18 +230,26 @@ Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> record
     if (records.empty()) return {};
     if (records.size() == 1) return save_interface(records.front());
     const fs::path dir = dir_ / "interfaces";
-    auto d = open_dir(dir_, dir, dir / (records.front().name + ".json"));
-    if (!d) return std::unexpected(std::move(d.error()));
-    SyncedBatch batch(*d);
+    const std::string first = records.front().name + ".json";
+    std::string text;
+    text.reserve(records.size() * 1024);
     for (const auto& r : records) {
         if (auto ok = check_record_name(r.name); !ok) return ok;
-        std::string file = r.name + ".json";
-        auto text = text_for_saving(r, (dir / file).string());
-        if (!text) return std::unexpected(std::move(text.error()));
-        if (auto ok = batch.add(std::move(file), *text); !ok) return ok;
+        auto line = text_for_saving(r, (dir / (r.name + ".json")).string());
+        if (!line) return std::unexpected(std::move(line.error()));
+        text += *line;
     }
-    if (auto ok = batch.flush(); !ok) return ok;
-    // One directory sync makes every rename above durable.
+    auto d = open_dir(dir_, dir, dir / first);
+    if (!d) return std::unexpected(std::move(d.error()));
+    // Written and synced under a temporary name, never committed: the links
+    // are the file's names, and the temporary one goes when `all` does.
+    auto all = AtomicFile::create(*d, first);
+    if (!all) return std::unexpected(std::move(all.error()));
+    if (auto ok = all->write(text); !ok) return ok;
+    if (auto ok = all->sync(); !ok) return ok;
+    for (const auto& r : records)
+        if (auto ok = all->link_as(r.name + ".json"); !ok) return ok;
+    // One directory sync makes every link above durable.
     return d->sync(dir);
 }
 
@@ -219,11 +301,12 @@ std::vector<std::vector<InterfaceRecord>> StateStore::earlier_records(
     const std::unordered_set<std::string_view> skipped(skip.begin(), skip.end());
     const fs::path dir = dir_ / "interfaces";
     std::error_code ec;
+    RecordFiles files;
     for (const auto& file : record_names(dir, ec)) {
         if (skipped.contains(file) || !valid_ifname(file)) continue;
         // Someone else's record, or unreadable: not this lookup's to report
         // (list() and that interface's own rollback do).
-        auto r = load_interface_file(dir / (file + ".json"), file);
+        auto r = files.load(dir / (file + ".json"), file);
         if (!r || !*r) continue;
         auto found = by_ifindex.find((*r)->ifindex);
         if (found == by_ifindex.end()) continue;
@@ -295,13 +378,14 @@ std::vector<InterfaceRecord> StateStore::list(std::vector<Error>* errors) const 
         report(file_error(ec.value(), dir, "cannot list the state directory").error());
     // Directory order is arbitrary; callers (and crash recovery logs) get a stable one.
     std::ranges::sort(names);
+    RecordFiles files;
     for (const auto& name : names) {
         const fs::path path = dir / (name + ".json");
         if (!valid_ifname(name)) {
             report(Error{Errc::Io, 0, path.string(), "not named after an interface", {}});
             continue;
         }
-        auto r = load_interface_file(path, name);
+        auto r = files.load(path, name);
         if (!r)
             report(std::move(r.error()));
         else if (*r)  // removed since the directory was read

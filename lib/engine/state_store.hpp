@@ -13,7 +13,9 @@
 // Layout (NAME: the interface's current name in nictune's text form,
 // escape_name() in util/strings.hpp, so any name the kernel takes is a
 // file name here):
-//   DIR/interfaces/NAME.json   one InterfaceRecord per interface
+//   DIR/interfaces/NAME.json   the InterfaceRecord of NAME: a file of one
+//                              record, or one of several (one per line)
+//                              linked under each of their names
 //   DIR/system.json            SystemRecord (sysctls, tuned: shared by interfaces)
 //   DIR/locks/NAME.lock        flock()ed while a transaction runs on NAME
 //   DIR/journal/TX.json        the records of transaction TX while it runs
@@ -26,9 +28,9 @@
 //
 // A transaction saves the originals of all its interfaces in one journal,
 // synced before its first change, and writes the interface files when it
-// ends, synced together (save_interfaces: one sync for a batch of files
-// instead of one each, which on a disk file system cost a journal commit
-// per interface); the journal goes only once they are durable. A journal
+// ends, as one file linked under every interface's name (save_interfaces:
+// one file to write and sync instead of one per interface); the journal
+// goes only once they are durable. A journal
 // nobody holds belongs to a process that died mid-transaction:
 // replay_journals() writes its records into the interface files (status
 // applying, which recovery restores) unless the interface file already holds
@@ -73,16 +75,23 @@ class StateStore {
     static constexpr std::size_t kListingThreshold = 16;
     [[nodiscard]] Result<std::vector<std::optional<InterfaceRecord>>> load_interfaces(
         std::span<const std::string> names) const;
+    // The same with a result per name: one record's error is that name's.
+    // A file holding several of the records is read once.
+    [[nodiscard]] std::vector<Result<std::optional<InterfaceRecord>>> load_each(
+        std::span<const std::string> names) const;
     // Whether there is a record, without reading it.
     [[nodiscard]] bool has_interface(std::string_view name) const;
     Result<void> save_interface(const InterfaceRecord& r);
     // Several records (the end of a transaction over many interfaces), each
-    // replaced atomically and all durable when it returns: written under
-    // temporary names, one syncfs() per kSyncBatch files (one journal
-    // commit for the batch on a disk file system, instead of one per file),
-    // renamed, then one directory sync. Stops at the first error. The batch
-    // bounds the descriptors held open at once.
-    static constexpr std::size_t kSyncBatch = 256;
+    // replaced atomically and all durable when it returns: one file holding
+    // them all, one record per line, written and synced once under a
+    // temporary name, then hard-linked under each interface's name (over
+    // the old file: a link under a temporary name, renamed), then one
+    // directory sync. A file created, written and renamed per interface
+    // cost most of an MTU-only apply's own work at 256 interfaces (the
+    // inode and page of each, and its removal at the rollback), and on a
+    // disk file system a flush each; the links share one inode, which goes
+    // with its last name. Stops at the first error.
     Result<void> save_interfaces(std::span<const InterfaceRecord> records);
     Result<void> remove_interface(std::string_view name);
     // Several at once, with one directory sync for all: a result per name

@@ -235,10 +235,11 @@ Result<std::unique_ptr<Socket>> Socket::open() {
     return std::unique_ptr<Socket>(new Socket(std::move(*nl)));
 }
 
-Result<void> Socket::dump_links(const LinkFn& on_link) {
+Result<std::vector<Link>> Socket::dump_links() {
     const std::string context = "links: dump";
     for (int attempt = 1;; ++attempt) {
         std::vector<Link> links;
+        links.reserve(64);
         netlink::RequestBuffer req;
         nlmsghdr* nlh = link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
         // Without statistics: nictune never reads them, and they are most of
@@ -246,13 +247,19 @@ Result<void> Socket::dump_links(const LinkFn& on_link) {
         mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
         auto r = nl_.request(nlh, context_is(context), collect_links(links));
         // The link list changed while the kernel walked it; the replies are
-        // consistent only after a clean pass. Links are delivered after that.
+        // consistent only after a clean pass.
         if (!r && netlink::is_interrupted(r.error()) && attempt < kDumpAttempts) continue;
-        if (!r) return r;
-        for (auto& l : links)
-            on_link(std::move(l));
-        return {};
+        if (!r) return std::unexpected(std::move(r.error()));
+        return links;
     }
+}
+
+Result<void> Socket::dump_links(const LinkFn& on_link) {
+    auto links = dump_links();
+    if (!links) return std::unexpected(std::move(links.error()));
+    for (auto& l : *links)
+        on_link(std::move(l));
+    return {};
 }
 
 Result<Link> Socket::get_one(nlmsghdr* request, const std::string& context) {

@@ -69,7 +69,10 @@ class Socket {
 
     using LinkFn = std::function<void(Link&&)>;
 
-    // One RTM_GETLINK dump.
+    // One RTM_GETLINK dump: every link, handed over once the dump is
+    // consistent (collected into the vector that is returned, not moved
+    // again: a Link holds every [link] value).
+    Result<std::vector<Link>> dump_links();
     Result<void> dump_links(const LinkFn& on_link);
     // One link by name or alternative name (text form; the kernel resolves
     // both); Errc::NoSuchInterface if it does not exist.

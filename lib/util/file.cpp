@@ -19,8 +19,10 @@ namespace fs = std::filesystem;
 // descriptor).
 std::string temp_name(std::string_view name) {
     static std::atomic<uint64_t> counter{0};
+    // Once per process: a transaction writes hundreds of files.
+    static const auto pid = static_cast<uint64_t>(::getpid());
     uint64_t x =
-        static_cast<uint64_t>(::getpid()) << 32 ^
+        pid << 32 ^
         static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
         counter.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed);
     // splitmix64: neighbouring inputs give unrelated outputs.
@@ -116,6 +118,25 @@ Result<bool> Directory::remove(std::string_view name) const {
     return file_error(errno, path_ / n, "cannot remove");
 }
 
+Result<void> Directory::link(std::string_view existing, std::string_view name) const {
+    const std::string from(existing);
+    const std::string to(name);
+    if (::linkat(fd_.get(), from.c_str(), fd_.get(), to.c_str(), 0) == 0) return {};
+    if (errno != EEXIST) return file_error(errno, path_ / to, "cannot link");
+    // linkat() does not replace: a link under a temporary name, renamed.
+    for (int attempt = 0;; ++attempt) {
+        const std::string tmp = temp_name(to);
+        if (::linkat(fd_.get(), from.c_str(), fd_.get(), tmp.c_str(), 0) != 0) {
+            if (errno == EEXIST && attempt < 100) continue;
+            return file_error(errno, path_ / to, "cannot link");
+        }
+        if (::renameat(fd_.get(), tmp.c_str(), fd_.get(), to.c_str()) == 0) return {};
+        const int err = errno;
+        ::unlinkat(fd_.get(), tmp.c_str(), 0);
+        return file_error(err, path_ / to, "cannot replace");
+    }
+}
+
 // ---- AtomicFile
 
 Result<AtomicFile> AtomicFile::create(const Directory& dir, std::string name, mode_t mode) {
@@ -156,6 +177,10 @@ Result<void> AtomicFile::write(std::string_view data) {
 Result<void> AtomicFile::sync() {
     if (::fdatasync(fd_.get()) != 0) return error(errno, "cannot sync");
     return {};
+}
+
+Result<void> AtomicFile::link_as(std::string_view name) const {
+    return dir_->link(tmp_, name);
 }
 
 Result<UniqueFd> AtomicFile::commit() {

@@ -62,6 +62,10 @@ class Directory {
     // unlinkat: whether there was such a file (one that is already gone is
     // not an error).
     Result<bool> remove(std::string_view name) const;
+    // A hard link to the file `existing` takes NAME's place (atomically,
+    // when NAME exists: a link under a temporary name, renamed over it).
+    // Not synced: Directory::sync.
+    Result<void> link(std::string_view existing, std::string_view name) const;
 
   private:
     Directory(std::filesystem::path path, UniqueFd fd)
@@ -93,6 +97,9 @@ class AtomicFile {
     Result<void> write(std::string_view data);
     // fdatasync: the content survives a system crash once it is renamed.
     Result<void> sync();
+    // Its content also under `name` in the same directory (Directory::link),
+    // before or instead of the commit: one file written once for many names.
+    Result<void> link_as(std::string_view name) const;
     // Takes NAME's place (the directory is not synced: Directory::sync).
     // The descriptor stays open for a caller that holds a lock on the file;
     // close() reports a delayed write error (NFS) before the rename instead.

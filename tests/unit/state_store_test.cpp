@@ -898,12 +898,86 @@ TEST(StateStore, RenameIsAllOrNothing) {
     EXPECT_EQ(store.load_system(), sys);
 }
 
+// A batch is one file, one record per line, under every interface's name:
+// one inode to write and sync, which goes with its last name.
+TEST(StateStore, ABatchIsOneFileLinkedUnderEachName) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    std::vector<InterfaceRecord> recs{sample_interface("p4p1"), sample_interface("p4p2"),
+                                      sample_interface("q\\xffx")};
+    recs[1].ifindex = 8;
+    ASSERT_TRUE(store.save_interfaces(recs));
+    const fs::path dir = tmp.path() / "interfaces";
+    struct stat a {
+    }, b{}, c{};
+    ASSERT_EQ(::stat((dir / "p4p1.json").c_str(), &a), 0);
+    ASSERT_EQ(::stat((dir / "p4p2.json").c_str(), &b), 0);
+    ASSERT_EQ(::stat((dir / "q\\xffx.json").c_str(), &c), 0);
+    EXPECT_EQ(a.st_ino, b.st_ino);
+    EXPECT_EQ(a.st_ino, c.st_ino);
+    EXPECT_EQ(a.st_nlink, 3U);
+    const std::string text = read_text(dir / "p4p1.json");
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+    for (const auto& r : recs)
+        EXPECT_EQ(loaded(store, r.name), r) << r.name;
+
+    // One of them saved alone gets a file of its own; the others keep theirs.
+    recs[0].status = TxStatus::Failed;
+    ASSERT_TRUE(store.save_interface(recs[0]));
+    EXPECT_EQ(read_text(dir / "p4p1.json"), to_json_text(recs[0]));
+    for (const auto& r : recs)
+        EXPECT_EQ(loaded(store, r.name), r) << r.name;
+    ASSERT_EQ(::stat((dir / "p4p2.json").c_str(), &b), 0);
+    EXPECT_EQ(b.st_nlink, 2U);
+
+    // Read together (one read of the shared file) and listed.
+    const std::vector<std::string> names{"q\\xffx", "p4p2", "p4p1", "p9p9"};
+    auto all = store.load_interfaces(names);
+    ASSERT_TRUE(all) << all.error().str();
+    EXPECT_EQ((*all)[0], recs[2]);
+    EXPECT_EQ((*all)[1], recs[1]);
+    EXPECT_EQ((*all)[2], recs[0]);
+    EXPECT_FALSE((*all)[3]);
+    EXPECT_EQ(store.list().size(), 3U);
+    for (const auto& r : store.remove_interfaces(names))
+        EXPECT_TRUE(r);
+    EXPECT_TRUE(entries(dir).empty());
+}
+
+// A record's line is parsed alone: another line's damage is that one's
+// error, named with its line; a file without the record is an error too.
+TEST(StateStore, AFileOfSeveralRecordsIsReadByTheLineOfTheName) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    ASSERT_TRUE(store.save_interfaces(
+        std::vector<InterfaceRecord>{sample_interface("p4p1"), sample_interface("p4p2")}));
+    const fs::path dir = tmp.path() / "interfaces";
+    std::string text = read_text(dir / "p4p1.json");
+    const auto second = text.find("\n{") + 1;
+    const std::string damaged = text.substr(0, second) +
+                                text.substr(second, text.find("\"mac\"", second) - second) +
+                                "\"mac\": }\n";
+    fs::remove(dir / "p4p2.json");
+    fs::remove(dir / "p4p1.json");
+    std::ofstream(dir / "p4p1.json") << damaged;
+    fs::create_hard_link(dir / "p4p1.json", dir / "p4p2.json");
+    EXPECT_EQ(loaded(store, "p4p1"), sample_interface("p4p1"));
+    auto bad = store.load_interface("p4p2");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().context.rfind((dir / "p4p2.json").string() + ":2", 0), 0U)
+        << bad.error().str();
+    fs::create_hard_link(dir / "p4p1.json", dir / "eth0.json");
+    auto none = store.load_interface("eth0");
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().str().find("no record of 'eth0'"), std::string::npos)
+        << none.error().str();
+}
+
 TEST(StateStore, SavesManyRecordsInSyncedBatchesAndLeavesNoTemporaryFiles) {
     TempDir tmp;
     StateStore store(tmp.path());
-    // More than two batches, and a last one that is not full.
     std::vector<InterfaceRecord> recs;
-    for (std::size_t i = 0; i < 2 * StateStore::kSyncBatch + 7; ++i)
+    for (std::size_t i = 0; i < 519; ++i)
         recs.push_back(sample_interface("p" + std::to_string(i)));
     ASSERT_TRUE(store.save_interfaces(recs));
     EXPECT_EQ(entries(tmp.path() / "interfaces").size(), recs.size());
