@@ -64,8 +64,10 @@ ApplyResult first_result(const Plan& plan) {
     ApplyResult res;
     res.transaction = new_transaction_id();
     res.profile = plan.profile;
+    res.interfaces.reserve(plan.interfaces.size());
     for (const auto& ip : plan.interfaces) {
         InterfaceResult ir{ip.id.name, {}, ip.warnings};
+        ir.steps.reserve(ip.steps.size());
         for (const auto& s : ip.steps)
             ir.steps.push_back(StepResult{s, Outcome::NotReached, {}, {}});
         res.interfaces.push_back(std::move(ir));

@@ -480,6 +480,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
     plan.profile_file = profile.file;
     int order = 0;
     uint64_t rfs_entries = 0;  // RFS flow entries the interfaces' queues ask for
+    plan.interfaces.reserve(nics.size());
     for (const auto& st : nics) {
         InterfacePlan ip;
         ip.id = st.id;
@@ -507,6 +508,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
                                           ": tuning will not fix the driver");
         }
         auto res = resolve(profile, st, ResolveContext{opts.facts, &system});
+        ip.steps.reserve(res.settings.size() + res.features.size());
         for (const auto& r : res.settings)
             ip.steps.push_back(device_step(r, st));
         for (const auto& f : res.features)
