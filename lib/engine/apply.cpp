@@ -116,8 +116,9 @@ Error nothing_changed(Error e) {
 Result<std::vector<StateLock>> lock_and_replay(StateStore& store,
                                                const std::vector<std::string>& names) {
     std::vector<StateLock> locks;
-    for (const auto& name : names) {
-        auto l = store.lock(name);
+    locks.reserve(names.size());
+    const std::vector<std::string_view> views(names.begin(), names.end());
+    for (auto& l : store.lock_each(views)) {
         if (!l) return std::unexpected(nothing_changed(l.error()));
         locks.push_back(std::move(*l));
     }

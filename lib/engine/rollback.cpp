@@ -129,6 +129,8 @@ bool find_devices(Backend& be, Batch& b, const std::vector<std::string>& request
 // False when the replay failed (every name still active is refused).
 bool lock_and_replay(Batch& b) {
     std::unordered_set<std::string_view> seen;
+    std::vector<std::size_t> which;
+    std::vector<std::string_view> names;
     for (std::size_t i = 0; i < b.size(); ++i) {
         if (!b.active[i]) continue;
         // Named twice (or by a name and an alternative name): the first one
@@ -137,13 +139,17 @@ bool lock_and_replay(Batch& b) {
             b.nothing_saved(i);
             continue;
         }
-        auto lock = b.store.lock(b.names[i]);
-        if (!lock) {
-            b.refuse(i, lock.error());
+        which.push_back(i);
+        names.push_back(b.names[i]);
+    }
+    auto locks = b.store.lock_each(names);
+    for (std::size_t k = 0; k < which.size(); ++k) {
+        if (!locks[k]) {
+            b.refuse(which[k], locks[k].error());
             continue;
         }
-        b.locks.push_back(std::move(*lock));
-        b.locked.push_back(b.names[i]);
+        b.locks.push_back(std::move(*locks[k]));
+        b.locked.push_back(b.names[which[k]]);
     }
     if (auto ok = b.store.replay_journals(b.locked); !ok) {
         for (std::size_t i = 0; i < b.size(); ++i)

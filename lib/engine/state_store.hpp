@@ -118,6 +118,9 @@ class StateStore {
 
     // Non-blocking: Errc::Busy when another transaction holds the interface.
     Result<StateLock> lock(std::string_view name);
+    // The same for several names, the locks directory opened once: a result
+    // per name, in order.
+    std::vector<Result<StateLock>> lock_each(std::span<const std::string_view> names);
 
     // Saves `records` (status applying, with their originals) in one journal,
     // durably, before a transaction changes anything.
