@@ -369,6 +369,47 @@ TEST(Ifupdown, OtherInterfacesAndMissingFilesSayNothing) {
     EXPECT_FALSE(*missing);
 }
 
+TEST(Ifupdown, ManyInterfacesReadTheFilesOnce) {
+    // A copy of /etc/network and its interfaces.d, removed after the first
+    // interface: the others are answered from what that one read.
+    char tmpl[] = "/tmp/nictune-ifupdown-XXXXXX";
+    const fs::path root = mkdtemp(tmpl);
+    fs::copy(kData / "etc" / "network", root, fs::copy_options::recursive);
+    sysinfo::IfupdownFiles files(root / "interfaces");
+    auto p1 = files.settings_for("p4p1");
+    fs::remove_all(root);
+    ASSERT_TRUE(p1) << p1.error().str();
+    ASSERT_TRUE(*p1);
+    EXPECT_EQ(setting(**p1, "features.gro")->file, (root / "interfaces.d" / "p4p1-extra").string());
+    auto again = files.settings_for("p4p1");
+    ASSERT_TRUE(again && *again);
+    ASSERT_EQ((*again)->settings.size(), (*p1)->settings.size());
+    for (std::size_t i = 0; i < (*p1)->settings.size(); ++i) {
+        EXPECT_EQ((*again)->settings[i].key, (*p1)->settings[i].key);
+        EXPECT_EQ((*again)->settings[i].value, (*p1)->settings[i].value);
+        EXPECT_EQ((*again)->settings[i].file, (*p1)->settings[i].file);
+        EXPECT_EQ((*again)->settings[i].line, (*p1)->settings[i].line);
+    }
+    auto p2 = files.settings_for("p4p2");
+    ASSERT_TRUE(p2 && *p2);
+    ASSERT_EQ((*p2)->settings.size(), 1U);
+    EXPECT_EQ((*p2)->settings[0].value, "4096");
+    auto none = files.settings_for("eth9");
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(*none);
+    // Read alone, the removed file says nothing.
+    auto gone = sysinfo::read_ifupdown(root / "interfaces", "p4p1");
+    ASSERT_TRUE(gone);
+    EXPECT_FALSE(*gone);
+    // An unreadable file is an error for every interface asked about.
+    sysinfo::IfupdownFiles dir_not_file(kData / "etc" / "network");
+    for (const char* name : {"p4p1", "p4p2"}) {
+        auto e = dir_not_file.settings_for(name);
+        ASSERT_FALSE(e) << name;
+        EXPECT_NE(e.error().str().find("network: read"), std::string::npos) << e.error().str();
+    }
+}
+
 TEST(Ifupdown, CommandsAreParsedNotRun) {
     auto s = sysinfo::settings_of_command(" /usr/sbin/ethtool -L p4p1 combined 8", "p4p1");
     ASSERT_EQ(s.size(), 1U);
