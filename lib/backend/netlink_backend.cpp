@@ -12,7 +12,9 @@
 #include "model/cpulist.hpp"
 #include "model/value.hpp"
 #include "sysinfo/rss_ioctl.hpp"
+#include "sysinfo/sysfs.hpp"
 #include "util/strings.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune {
 namespace {
@@ -291,7 +293,6 @@ Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest&
         if (auto r = read_ethtool_dumps(nics, req); !r) return std::unexpected(r.error());
     }
     if (auto r = read_queues_and_flags(nics, req); !r) return std::unexpected(r.error());
-    if (req.wants(Section::Irq)) read_irqs(nics, req);
     if (!req.identity) return nics;
 
     for (auto it = nics.begin(); it != nics.end();) {
@@ -318,29 +319,36 @@ Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
     const bool queues = req.wants(Section::Rps) || req.wants(Section::Xps);
     const bool flags = req.wants(Section::PrivateFlags);
     const bool rss = req.wants(Section::Rss);  // [rss]
-    if (!queues && !flags && !rss) return {};
+    const bool irq = req.wants(Section::Irq);  // [irq]
+    if (!queues && !flags && !rss && !irq) return {};
+    IrqPlacementReader irqs(irq_files_, req);
     for (auto& nic : nics) {
-        if (rss) {
-            if (auto bytes = unescape_name(nic.id.name)) {
-                auto r = sysinfo::rss::read(ioctl_, *bytes, nic.id.name);
-                if (r)
-                    nic.rss = std::move(*r);
-                else if (r.error().code != Errc::NoSuchInterface)
-                    nic.problems.push_back(
-                        ReadProblem{Section::Rss, r.error().sys_errno, r.error().str()});
-            }
+        const auto bytes = unescape_name(nic.id.name);
+        // Its sysfs directory, walked to once for its queues and its
+        // device's IRQs, which are one component below it (whole paths
+        // before: two walks through kernfs and the class/net link).
+        const bool irq_files = irq && !req.irq_readback_of(nic.id.name);
+        const UniqueFd dir = bytes && (queues || irq_files)
+                                 ? sysinfo::open_interface_dir(opts_.sysfs_root, *bytes)
+                                 : UniqueFd{};
+        if (rss && bytes) {
+            auto r = sysinfo::rss::read(ioctl_, *bytes, nic.id.name);
+            if (r)
+                nic.rss = std::move(*r);
+            else if (r.error().code != Errc::NoSuchInterface)
+                nic.problems.push_back(
+                    ReadProblem{Section::Rss, r.error().sys_errno, r.error().str()});
         }
-        if (queues) {
-            auto bytes = unescape_name(nic.id.name);
-            if (!bytes) continue;
-            auto q = queue_files_.read(*bytes);
+        if (queues && bytes) {
+            auto q = queue_files_.read_at(dir.get(), *bytes);
             if (q)
                 nic.queues = std::move(*q);
             else
                 nic.problems.push_back(
                     ReadProblem{Section::Rps, q.error().sys_errno, q.error().str()});
         }
-        if (flags) {
+        // A name that is no text form has no queues read, nor flags with them.
+        if (flags && (bytes || !queues)) {
             auto f = eth_->private_flags(nic.id.ifindex);
             if (f) {
                 nic.private_flags = std::move(*f);
@@ -350,12 +358,9 @@ Result<void> NetlinkBackend::read_queues_and_flags(std::vector<NicState>& nics,
                     ReadProblem{Section::PrivateFlags, f.error().sys_errno, f.error().str()});
             }
         }
+        if (irq) irqs.read(nic, dir.get());
     }
     return {};
-}
-
-void NetlinkBackend::read_irqs(std::vector<NicState>& nics, const ReadRequest& req) {
-    read_irq_placements(irq_files_, nics, req);
 }
 
 Result<SystemState> NetlinkBackend::read_system(const SystemQuery& query) {

@@ -229,12 +229,20 @@ Result<InterruptTable> IrqFiles::interrupts() const {
 Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
                                                    const InterruptTable& table,
                                                    bool effective) const {
+    return read_at(-1, ifname, table, effective);
+}
+
+Result<std::optional<IrqPlacement>> IrqFiles::read_at(int ifdir, std::string_view ifname,
+                                                      const InterruptTable& table,
+                                                      bool effective) const {
     if (!detail::safe_component(ifname))
         return fail(Errc::InvalidArgument, std::string(ifname), "not an interface name");
     // The device directory opened once for msi_irqs and numa_node (one
-    // walk of the whole path, as the check that it exists was).
+    // walk of the whole path, as the check that it exists was; one
+    // component below the interface's directory).
     const UniqueFd dev =
-        detail::open_dir(roots_.sysfs / "class/net" / std::string(ifname) / "device");
+        ifdir >= 0 ? detail::open_dir_at(ifdir, "device")
+                   : detail::open_dir(roots_.sysfs / "class/net" / std::string(ifname) / "device");
     if (!dev) return std::optional<IrqPlacement>{};  // veth, dummy, ...
     auto vectors = read_device_irqs_at(dev.get(), "device");
     if (!vectors.known()) return std::optional<IrqPlacement>{};

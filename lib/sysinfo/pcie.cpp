@@ -1,8 +1,6 @@
 #include "sysinfo/pcie.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -147,19 +145,15 @@ Known<std::vector<unsigned>> read_device_irqs(const fs::path& dir) {
 
 Known<std::vector<unsigned>> read_device_irqs_at(int dir, const std::string& name) {
     std::vector<unsigned> irqs;
-    // readdir(3) on the directory, not fs::directory_iterator: a NIC has
-    // hundreds of vectors, and the iterator builds a path (and a string of
-    // its name) per entry where the name alone is a number to parse.
-    if (const int fd = ::openat(dir, "msi_irqs", O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
-        DIR* d = ::fdopendir(fd);
-        if (!d) ::close(fd);
-        while (const dirent* e = d ? ::readdir(d) : nullptr) {
-            const std::string_view entry = e->d_name;
+    // The names as getdents64 gives them, not fs::directory_iterator: a NIC
+    // has hundreds of vectors, and the iterator builds a path (and a string
+    // of its name) per entry where the name alone is a number to parse.
+    if (const UniqueFd fd(::openat(dir, "msi_irqs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)); fd) {
+        (void)detail::for_each_entry(fd.get(), [&](std::string_view entry) {
             unsigned v = 0;
             const auto [end, err] = std::from_chars(entry.data(), entry.data() + entry.size(), v);
             if (err == std::errc() && end == entry.data() + entry.size()) irqs.push_back(v);
-        }
-        if (d) ::closedir(d);
+        });
     }
     if (!irqs.empty()) {
         std::sort(irqs.begin(), irqs.end());

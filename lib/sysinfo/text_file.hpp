@@ -2,6 +2,10 @@
 // file, "does not exist" kept apart from real errors. Private to sysinfo/.
 #pragma once
 
+#include <dirent.h>
+#include <sys/types.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -60,6 +64,26 @@ TextFile read_value_file_at(int dir, const char* rel, std::size_t limit = 64 * 1
 TextFile read_value_fd(int fd, std::size_t limit = 64 * 1024);
 // read_value (below) of `rel` below the open directory `dir`.
 std::optional<std::string> read_value_at(int dir, const char* rel);
+
+// Each name in the directory open as `dir` (O_RDONLY | O_DIRECTORY, not
+// O_PATH), "." and ".." included, handed to `fn` as it comes: getdents64
+// directly, where opendir(3) adds an fstat and fdopendir(3) an fcntl too
+// per directory listed. 0 or the errno of the listing.
+template <class Fn>
+int for_each_entry(int dir, Fn&& fn) {
+    alignas(dirent64) char buf[32 * 1024];
+    while (true) {
+        const ssize_t n = ::getdents64(dir, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        if (n == 0) return 0;
+        for (ssize_t at = 0; at < n;) {
+            const auto* e = reinterpret_cast<const dirent64*>(buf + at);
+            fn(std::string_view(e->d_name));
+            at += e->d_reclen;
+        }
+    }
+}
 
 // Surrounding whitespace removed.
 std::string_view trim(std::string_view s);
