@@ -261,6 +261,31 @@ TEST(CpuPower, ReadsGovernorPreferenceAndIdleStates) {
     EXPECT_TRUE(none.idle.empty());
 }
 
+// ---- link mode names
+
+TEST(LinkModeNames, TheSetBitsInOrderAcrossWordsWithoutUnnamedOnes) {
+    FeatureNames names(70);
+    for (std::size_t i = 0; i < names.size(); ++i)
+        names[i] = "m" + std::to_string(i);
+    names[33].clear();  // a bit the kernel has no name for
+    // Bits 0, 5, 31 | 32, 33, 63 | 64, 69, 70 (beyond the names) | a word beyond them.
+    const std::vector<uint32_t> bits = {1U | 1U << 5 | 1U << 31, 1U | 1U << 1 | 1U << 31,
+                                        1U | 1U << 5 | 1U << 6, 0xffffffffU};
+    EXPECT_EQ(bit_names(bits, names),
+              (std::vector<std::string>{"m0", "m5", "m31", "m32", "m63", "m64", "m69"}));
+    EXPECT_TRUE(bit_names({}, names).empty());
+    EXPECT_TRUE(bit_names({0, 0, 0}, names).empty());
+    EXPECT_TRUE(bit_names(bits, {}).empty());
+    // As the bit-by-bit look-up it replaced.
+    for (uint32_t seed = 1; seed < 200; ++seed) {
+        const std::vector<uint32_t> b = {seed * 2654435761U, seed * 40503U, seed};
+        std::vector<std::string> expected;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (FeatureSet::bit(b, i) && !names[i].empty()) expected.push_back(names[i]);
+        EXPECT_EQ(bit_names(b, names), expected) << seed;
+    }
+}
+
 // ---- driver statistics names
 
 TEST(EthtoolStats, NamesStopAtTheirFieldWithOrWithoutNul) {
