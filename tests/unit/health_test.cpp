@@ -37,6 +37,7 @@
 #include "sysinfo/pcie.hpp"
 #include "sysinfo/procfs.hpp"
 #include "sysinfo/sysfs.hpp"
+#include "sysinfo/text_file.hpp"
 
 namespace nictune {
 namespace {
@@ -217,6 +218,25 @@ TEST(Interrupts, QueueNumbersComeFromQueueNames) {
     EXPECT_FALSE(sysinfo::queue_of_irq_name("virtio2-config"));
     EXPECT_FALSE(sysinfo::queue_of_irq_name("i40e-0000:03:00.0:misc"));
     EXPECT_FALSE(sysinfo::queue_of_irq_name(""));
+}
+
+TEST(IrqAffinity, EachIrqsFilesAsTheirWholePathsSayAndNothingForAGoneOne) {
+    // Read below ROOT/irq, opened once: the values the whole paths hold.
+    const sysinfo::ProcFs proc(kProc);
+    for (unsigned irq : {60U, 63U, 70U}) {
+        const auto a = proc.irq_affinity(irq);
+        const fs::path dir = kProc / "irq" / std::to_string(irq);
+        EXPECT_EQ(a.affinity, sysinfo::detail::read_value(dir / "smp_affinity_list")) << irq;
+        EXPECT_EQ(a.effective, sysinfo::detail::read_value(dir / "effective_affinity_list")) << irq;
+        EXPECT_TRUE(a.affinity) << irq;
+    }
+    EXPECT_EQ(proc.irq_affinity(63).affinity, "0-7");
+    const auto gone = proc.irq_affinity(9999);
+    EXPECT_FALSE(gone.affinity);
+    EXPECT_FALSE(gone.effective);
+    // Without ROOT/irq: nothing, as by the whole paths.
+    const sysinfo::ProcFs none(kData / "no-such-proc");
+    EXPECT_FALSE(none.irq_affinity(60).affinity);
 }
 
 TEST(Softnet, ReadsDropsAndSqueezesPerCpu) {
