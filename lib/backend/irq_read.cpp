@@ -8,33 +8,35 @@ namespace nictune {
 
 void read_irq_placements(const sysinfo::IrqFiles& files, std::vector<NicState>& nics,
                          const ReadRequest& req) {
-    // Read when the first interface needs them, then handed to each.
-    std::optional<Result<sysinfo::InterruptTable>> table;
-    std::optional<std::optional<IrqBalance>> ib;
-    for (auto& nic : nics) {
-        if (const auto* back = req.irq_readback_of(nic.id.name)) {
-            nic.irq = files.read_back(back->irqs);
-            continue;
-        }
-        auto bytes = unescape_name(nic.id.name);
-        if (!bytes) continue;
-        if (!table) table = files.interrupts();
-        if (!*table) {
-            nic.problems.push_back(
-                ReadProblem{Section::Irq, (*table).error().sys_errno, (*table).error().str()});
-            continue;
-        }
-        auto p = files.read(*bytes, **table, req.irq_effective);
-        if (!p) {
-            nic.problems.push_back(ReadProblem{Section::Irq, p.error().sys_errno, p.error().str()});
-            continue;
-        }
-        if (*p) {
-            if (!ib) ib = files.irqbalance();
-            (*p)->irqbalance = *ib;
-        }
-        nic.irq = std::move(*p);
+    IrqPlacementReader reader(files, req);
+    for (auto& nic : nics)
+        reader.read(nic);
+}
+
+void IrqPlacementReader::read(NicState& nic, int ifdir) {
+    if (const auto* back = req_.irq_readback_of(nic.id.name)) {
+        nic.irq = files_.read_back(back->irqs);
+        return;
     }
+    auto bytes = unescape_name(nic.id.name);
+    if (!bytes) return;
+    // Read when the first interface needs them, then handed to each.
+    if (!table_) table_ = files_.interrupts();
+    if (!*table_) {
+        nic.problems.push_back(
+            ReadProblem{Section::Irq, (*table_).error().sys_errno, (*table_).error().str()});
+        return;
+    }
+    auto p = files_.read_at(ifdir, *bytes, **table_, req_.irq_effective);
+    if (!p) {
+        nic.problems.push_back(ReadProblem{Section::Irq, p.error().sys_errno, p.error().str()});
+        return;
+    }
+    if (*p) {
+        if (!irqbalance_) irqbalance_ = files_.irqbalance();
+        (*p)->irqbalance = *irqbalance_;
+    }
+    nic.irq = std::move(*p);
 }
 
 void IrqWritesSeen::wrote(int ifindex, unsigned irq,

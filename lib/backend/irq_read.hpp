@@ -21,6 +21,26 @@ namespace nictune {
 void read_irq_placements(const sysinfo::IrqFiles& files, std::vector<NicState>& nics,
                          const ReadRequest& req);
 
+// The same one interface at a time, for a reader that visits each
+// interface's sysfs directory once for all it reads there
+// (NetlinkBackend: queues, then IRQs): /proc/interrupts and irqbalance are
+// read at the first interface that needs them and kept for the others.
+class IrqPlacementReader {
+  public:
+    IrqPlacementReader(const sysinfo::IrqFiles& files, const ReadRequest& req)
+        : files_(files), req_(req) {}
+    // `ifdir`: the interface's open directory (sysinfo::open_interface_dir),
+    // -1 to find it by its name. Not needed for an interface whose IRQs are
+    // read back (req.irq_readback_of).
+    void read(NicState& nic, int ifdir = -1);
+
+  private:
+    const sysinfo::IrqFiles& files_;
+    const ReadRequest& req_;
+    std::optional<Result<sysinfo::InterruptTable>> table_;
+    std::optional<std::optional<IrqBalance>> irqbalance_;
+};
+
 // [irq] as the writes read it back (IrqFiles::write_affinity reads each
 // smp_affinity_list on the descriptor it wrote through): what a backend
 // that observes a transaction (Backend::observe_changes) answers its

@@ -94,11 +94,10 @@ class NetlinkBackend final : public Backend {
     Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);
     Result<void> read_ethtool_per_device(std::vector<NicState>& nics, const ReadRequest& req);
     void read_identity(NicState& nic);
-    // sysfs queues/, the ethtool private flags and RSS (ioctls), per interface.
+    // sysfs queues/, the ethtool private flags and RSS (ioctls), and [irq]
+    // (the queue IRQs; /proc/interrupts and irqbalance read once for all,
+    // backend/irq_read.hpp), per interface.
     Result<void> read_queues_and_flags(std::vector<NicState>& nics, const ReadRequest& req);
-    // [irq]: the queue IRQs of each interface, /proc/interrupts and
-    // irqbalance read once for all (backend/irq_read.hpp).
-    void read_irqs(std::vector<NicState>& nics, const ReadRequest& req);
     // Reads what the observer's sockets hold (after each SET batch, so that
     // their queues stay short, and before observed()).
     void drain_observer();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/health.hpp"
+#include "model/nic_state.hpp"
 #include "services/bus.hpp"
 #include "sysinfo/kmod.hpp"
 
@@ -28,6 +29,11 @@ struct HealthOptions {
     // (one stat instead of sd-device's dozen file operations per link).
     std::filesystem::path udev_data_dir = "/run/udev/data";
 };
+
+// The names of the bits set in `bits` (a bitset of u32 words, bit i in
+// word i / 32), in bit order: link modes by ETH_SS_LINK_MODES. Bits without
+// a name, or beyond the names, are left out.
+std::vector<std::string> bit_names(const std::vector<uint32_t>& bits, const FeatureNames& names);
 
 class SystemHealthReader final : public HealthReader {
   public:

@@ -42,6 +42,9 @@ class StatsIoctl {
   private:
     explicit StatsIoctl(int fd) : fd_(fd) {}
     Result<uint32_t> count(std::string_view ifname);
+    // read() without the count asked first: GSTRINGS into the buffer as it
+    // is, then GSTATS. nullopt when that did not work, for any reason.
+    std::optional<std::vector<Counter>> read_in_buffer(std::string_view ifname);
     Result<void> call(std::string_view ifname, void* data, const char* what);
     // A buffer of at least `bytes` followed by a PROT_NONE page.
     Result<unsigned char*> buffer(std::size_t bytes);

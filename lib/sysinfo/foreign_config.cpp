@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <system_error>
 
 #include "sysinfo/ini.hpp"
@@ -276,11 +277,24 @@ constexpr IfupdownOpt kIfupdownOpts[] = {
     {"offload-tx", "features.tx"},
 };
 
+}  // namespace
+
+// A `source` or `source-directory` pattern's files, in order, each with its
+// text (nullopt: not a regular file, or unreadable), listed and read once.
+struct IfupdownFiles::Cache {
+    using Files = std::vector<std::pair<std::string, std::optional<std::string>>>;
+    const Files& sourced(const fs::path& pattern, bool directory);
+    std::map<std::string, Files> sources;
+};
+
+namespace {
+
 struct IfupdownWalk {
     const std::string& ifname;
     ForeignConfig cfg;
     bool mentioned = false;
     std::vector<std::string> files;  // read, for loops
+    IfupdownFiles::Cache& cache;
 };
 
 Result<void> walk_ifupdown(std::string_view text, const std::string& file, IfupdownWalk& st,
@@ -291,30 +305,10 @@ Result<void> source_glob(const std::string& pattern, const fs::path& base, Ifupd
     if (depth >= kMaxDepth) return {};
     fs::path p = pattern;
     if (p.is_relative()) p = base / p;
-    std::vector<fs::path> files;
-    std::error_code ec;
-    if (directory) {
-        for (const auto& e : fs::directory_iterator(p, ec)) {
-            // run-parts' rules: names of letters, digits, '_' and '-' only.
-            const std::string n = e.path().filename().string();
-            if (std::all_of(n.begin(), n.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-                }))
-                files.push_back(e.path());
-        }
-    } else {
-        for (const auto& e : fs::directory_iterator(p.parent_path(), ec))
-            if (fnmatch(p.filename().c_str(), e.path().filename().c_str(), 0) == 0)
-                files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-        if (std::find(st.files.begin(), st.files.end(), f.string()) != st.files.end()) continue;
-        // Regular files only: a FIFO or a device would block or never end.
-        if (!fs::is_regular_file(f, ec)) continue;
-        const auto t = detail::read_text_file(f, kMaxFile);
-        if (!t.content) continue;
-        if (auto r = walk_ifupdown(*t.content, f.string(), st, depth + 1); !r) return r;
+    for (const auto& [f, text] : st.cache.sourced(p, directory)) {
+        if (std::find(st.files.begin(), st.files.end(), f) != st.files.end()) continue;
+        if (!text) continue;
+        if (auto r = walk_ifupdown(*text, f, st, depth + 1); !r) return r;
     }
     return {};
 }
@@ -381,9 +375,44 @@ Result<void> walk_ifupdown(std::string_view text, const std::string& file, Ifupd
 
 }  // namespace
 
-Result<std::optional<ForeignConfig>> parse_ifupdown(std::string_view text, const std::string& file,
-                                                    const std::string& ifname) {
-    IfupdownWalk st{ifname, {}, false, {}};
+const IfupdownFiles::Cache::Files& IfupdownFiles::Cache::sourced(const fs::path& p,
+                                                                 bool directory) {
+    const std::string key = (directory ? "d:" : "g:") + p.string();
+    if (auto it = sources.find(key); it != sources.end()) return it->second;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    if (directory) {
+        for (const auto& e : fs::directory_iterator(p, ec)) {
+            // run-parts' rules: names of letters, digits, '_' and '-' only.
+            const std::string n = e.path().filename().string();
+            if (std::all_of(n.begin(), n.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                }))
+                files.push_back(e.path());
+        }
+    } else {
+        for (const auto& e : fs::directory_iterator(p.parent_path(), ec))
+            if (fnmatch(p.filename().c_str(), e.path().filename().c_str(), 0) == 0)
+                files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    auto& out = sources[key];
+    for (const auto& f : files) {
+        // Regular files only: a FIFO or a device would block or never end.
+        std::optional<std::string> text;
+        if (fs::is_regular_file(f, ec)) text = detail::read_text_file(f, kMaxFile).content;
+        out.emplace_back(f.string(), std::move(text));
+    }
+    return out;
+}
+
+namespace {
+
+Result<std::optional<ForeignConfig>> parse_ifupdown_with(std::string_view text,
+                                                         const std::string& file,
+                                                         const std::string& ifname,
+                                                         IfupdownFiles::Cache& cache) {
+    IfupdownWalk st{ifname, {}, false, {}, cache};
     st.cfg.tool = "ifupdown";
     st.cfg.source = file;
     if (auto r = walk_ifupdown(text, file, st, 0); !r) return std::unexpected(r.error());
@@ -391,12 +420,36 @@ Result<std::optional<ForeignConfig>> parse_ifupdown(std::string_view text, const
     return std::optional<ForeignConfig>{std::move(st.cfg)};
 }
 
+}  // namespace
+
+IfupdownFiles::IfupdownFiles(fs::path file)
+    : file_(std::move(file)), cache_(std::make_unique<Cache>()) {}
+IfupdownFiles::~IfupdownFiles() = default;
+IfupdownFiles::IfupdownFiles(IfupdownFiles&&) noexcept = default;
+IfupdownFiles& IfupdownFiles::operator=(IfupdownFiles&&) noexcept = default;
+
+Result<std::optional<ForeignConfig>> IfupdownFiles::settings_for(const std::string& ifname) {
+    if (!top_) {
+        const auto t = detail::read_text_file(file_, kMaxFile);
+        if (t.sys_errno)
+            top_ = fail_errno(t.sys_errno, file_.string() + ": read");
+        else
+            top_ = t.content;
+    }
+    if (!*top_) return std::unexpected(top_->error());
+    if (!**top_) return std::optional<ForeignConfig>{};
+    return parse_ifupdown_with(***top_, file_.string(), ifname, *cache_);
+}
+
+Result<std::optional<ForeignConfig>> parse_ifupdown(std::string_view text, const std::string& file,
+                                                    const std::string& ifname) {
+    IfupdownFiles::Cache cache;
+    return parse_ifupdown_with(text, file, ifname, cache);
+}
+
 Result<std::optional<ForeignConfig>> read_ifupdown(const fs::path& file,
                                                    const std::string& ifname) {
-    const auto t = detail::read_text_file(file, kMaxFile);
-    if (t.sys_errno) return fail_errno(t.sys_errno, file.string() + ": read");
-    if (!t.content) return std::optional<ForeignConfig>{};
-    return parse_ifupdown(*t.content, file.string(), ifname);
+    return IfupdownFiles(file).settings_for(ifname);
 }
 
 Result<std::optional<TunedProfileConf>> read_tuned_profile(const std::vector<fs::path>& dirs,

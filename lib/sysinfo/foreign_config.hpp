@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,26 @@ Result<std::optional<ForeignConfig>> read_ifupdown(const std::filesystem::path& 
                                                    const std::string& ifname);
 Result<std::optional<ForeignConfig>> parse_ifupdown(std::string_view text, const std::string& file,
                                                     const std::string& ifname);
+
+// read_ifupdown for many interfaces: the file and what it sources are read
+// at the first interface asked about and kept, so that one audit of 512
+// interfaces opens them once instead of once per interface.
+class IfupdownFiles {
+  public:
+    explicit IfupdownFiles(std::filesystem::path file);
+    ~IfupdownFiles();
+    IfupdownFiles(IfupdownFiles&&) noexcept;
+    IfupdownFiles& operator=(IfupdownFiles&&) noexcept;
+    Result<std::optional<ForeignConfig>> settings_for(const std::string& ifname);
+
+    struct Cache;  // the sourced files, by pattern
+
+  private:
+    std::filesystem::path file_;
+    // The file's text (nullopt: it does not exist), or why it is unreadable.
+    std::optional<Result<std::optional<std::string>>> top_;
+    std::unique_ptr<Cache> cache_;
+};
 
 // An `ethtool ...` or `ip link set ... mtu N` command line: the settings
 // it makes on `ifname` (empty when it is about another interface or is

@@ -39,26 +39,13 @@ std::optional<std::string> normalized_list(const std::optional<std::string>& tex
 
 // /proc/irq/N/smp_affinity_list or effective_affinity_list, trimmed; nullopt
 // when absent or unreadable. These are read 512 times a transaction, so one
-// open and, as a rule, one read: procfs (seq_file) hands out a file that fits
-// the buffer whole in one read, so a read shorter than the buffer was all of
-// it and no second read has to confirm the end.
-//
-// From offset 0 with pread(2), so that a descriptor just written through
-// reads the same (write_affinity): procfs leaves the offset where it was
-// after a write, a regular file (a test's fixture) moves it past the text.
+// open and, as a rule, one read (detail::read_value_fd: procfs makes the
+// file whole at the first read), from offset 0 so that a descriptor just
+// written through reads the same (write_affinity).
 std::optional<std::string> read_open_irq_file(int fd) {
-    std::string text;
-    char buf[4096];
-    ssize_t n = 0;
-    while (text.size() < 64 * 1024) {
-        n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (static_cast<std::size_t>(n) < sizeof buf) break;
-    }
-    if (n < 0) return std::nullopt;
-    return std::string(detail::trim(text));
+    const auto f = detail::read_value_fd(fd);
+    if (!f.content) return std::nullopt;
+    return std::string(detail::trim(*f.content));
 }
 
 std::optional<std::string> read_irq_file(int dir, const char* path) {
@@ -242,12 +229,22 @@ Result<InterruptTable> IrqFiles::interrupts() const {
 Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
                                                    const InterruptTable& table,
                                                    bool effective) const {
+    return read_at(-1, ifname, table, effective);
+}
+
+Result<std::optional<IrqPlacement>> IrqFiles::read_at(int ifdir, std::string_view ifname,
+                                                      const InterruptTable& table,
+                                                      bool effective) const {
     if (!detail::safe_component(ifname))
         return fail(Errc::InvalidArgument, std::string(ifname), "not an interface name");
-    const fs::path dev = roots_.sysfs / "class/net" / std::string(ifname) / "device";
-    std::error_code ec;
-    if (!fs::exists(dev, ec)) return std::optional<IrqPlacement>{};  // veth, dummy, ...
-    auto vectors = read_device_irqs(dev);
+    // The device directory opened once for msi_irqs and numa_node (one
+    // walk of the whole path, as the check that it exists was; one
+    // component below the interface's directory).
+    const UniqueFd dev =
+        ifdir >= 0 ? detail::open_dir_at(ifdir, "device")
+                   : detail::open_dir(roots_.sysfs / "class/net" / std::string(ifname) / "device");
+    if (!dev) return std::optional<IrqPlacement>{};  // veth, dummy, ...
+    auto vectors = read_device_irqs_at(dev.get(), "device");
     if (!vectors.known()) return std::optional<IrqPlacement>{};
     IrqPath path(irq_dir_, roots_.proc);
     IrqPlacement out;
@@ -267,7 +264,7 @@ Result<std::optional<IrqPlacement>> IrqFiles::read(std::string_view ifname,
     }
     if (out.irqs.empty()) return std::optional<IrqPlacement>{};
     out.online_cpus = CpuSysfs(roots_.sysfs).online().value_or(std::vector<unsigned>{});
-    if (auto node = read_value(dev / "numa_node")) {
+    if (auto node = detail::read_value_at(dev.get(), "numa_node")) {
         if (auto n = parse_number<int>(*node); n && *n >= 0) {
             out.numa_node = *n;
             const auto list = read_value(roots_.sysfs / "devices/system/node" /

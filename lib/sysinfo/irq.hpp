@@ -61,6 +61,11 @@ class IrqFiles {
     [[nodiscard]] Result<std::optional<IrqPlacement>> read(std::string_view ifname,
                                                            const InterruptTable& table,
                                                            bool effective = true) const;
+    // The same below the interface's open directory (open_interface_dir in
+    // sysfs.hpp; -1: by the whole path, as read()).
+    [[nodiscard]] Result<std::optional<IrqPlacement>> read_at(int ifdir, std::string_view ifname,
+                                                              const InterruptTable& table,
+                                                              bool effective = true) const;
     // A transaction's read-back of the IRQs it wrote: only their
     // smp_affinity_list (absent when the IRQ went away), one open and one read
     // each. The plan's read had the rest (names, node, irqbalance).

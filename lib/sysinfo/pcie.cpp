@@ -1,6 +1,6 @@
 #include "sysinfo/pcie.hpp"
 
-#include <dirent.h>
+#include <fcntl.h>
 
 #include <algorithm>
 #include <charconv>
@@ -9,6 +9,7 @@
 #include "model/cpulist.hpp"
 #include "sysinfo/sysfs.hpp"
 #include "sysinfo/text_file.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 namespace {
@@ -138,29 +139,32 @@ Known<NumaInfo> read_numa(const fs::path& dir, const std::vector<unsigned>& onli
 }
 
 Known<std::vector<unsigned>> read_device_irqs(const fs::path& dir) {
+    const UniqueFd fd = detail::open_dir(dir);
+    return read_device_irqs_at(fd ? fd.get() : -1, dir.filename().string());
+}
+
+Known<std::vector<unsigned>> read_device_irqs_at(int dir, const std::string& name) {
     std::vector<unsigned> irqs;
-    // readdir(3) on the directory, not fs::directory_iterator: a NIC has
-    // hundreds of vectors, and the iterator builds a path (and a string of
-    // its name) per entry where the name alone is a number to parse.
-    if (DIR* d = ::opendir((dir / "msi_irqs").c_str())) {
-        while (const dirent* e = ::readdir(d)) {
-            const std::string_view name = e->d_name;
+    // The names as getdents64 gives them, not fs::directory_iterator: a NIC
+    // has hundreds of vectors, and the iterator builds a path (and a string
+    // of its name) per entry where the name alone is a number to parse.
+    if (const UniqueFd fd(::openat(dir, "msi_irqs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)); fd) {
+        (void)detail::for_each_entry(fd.get(), [&](std::string_view entry) {
             unsigned v = 0;
-            const auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), v);
-            if (err == std::errc() && end == name.data() + name.size()) irqs.push_back(v);
-        }
-        ::closedir(d);
+            const auto [end, err] = std::from_chars(entry.data(), entry.data() + entry.size(), v);
+            if (err == std::errc() && end == entry.data() + entry.size()) irqs.push_back(v);
+        });
     }
     if (!irqs.empty()) {
         std::sort(irqs.begin(), irqs.end());
         return Known<std::vector<unsigned>>::of(std::move(irqs));
     }
-    const std::string legacy = read_trimmed(dir / "irq");
+    const std::string legacy = detail::read_value_at(dir, "irq").value_or("");
     unsigned v = 0;
     const auto [end, err] = std::from_chars(legacy.data(), legacy.data() + legacy.size(), v);
     if (!legacy.empty() && err == std::errc() && end == legacy.data() + legacy.size() && v > 0)
         return Known<std::vector<unsigned>>::of({v});
-    return Known<std::vector<unsigned>>::none(dir.filename().string() +
+    return Known<std::vector<unsigned>>::none(name +
                                               ": no MSI vectors (msi_irqs) and no legacy irq");
 }
 

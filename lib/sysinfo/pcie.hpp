@@ -36,5 +36,8 @@ Known<NumaInfo> read_numa(const std::filesystem::path& dir, const std::vector<un
 // The function's MSI/MSI-X vectors (msi_irqs/), else its legacy `irq`.
 // Errors are reasons ("no msi_irqs and no irq file").
 Known<std::vector<unsigned>> read_device_irqs(const std::filesystem::path& dir);
+// The same below the open device directory `dir` (an O_PATH descriptor);
+// `name` stands for the directory in the reason.
+Known<std::vector<unsigned>> read_device_irqs_at(int dir, const std::string& name);
 
 }  // namespace nictune::sysinfo

@@ -1,5 +1,7 @@
 #include "sysinfo/procfs.hpp"
 
+#include <fcntl.h>
+
 #include <cctype>
 #include <charconv>
 
@@ -190,11 +192,19 @@ Result<SoftnetTable> ProcFs::softnet() const {
 }
 
 ProcFs::Affinity ProcFs::irq_affinity(unsigned irq) const {
+    if (!irq_dir_tried_) {
+        irq_dir_tried_ = true;
+        irq_dir_ = detail::open_dir(root_ / "irq");
+    }
     Affinity a;
-    const auto dir = root_ / "irq" / std::to_string(irq);
-    if (auto f = detail::read_text_file(dir / "smp_affinity_list", 4096); f.content)
+    const std::string dir =
+        irq_dir_ ? std::to_string(irq) : (root_ / "irq" / std::to_string(irq)).string();
+    const int at = irq_dir_ ? irq_dir_.get() : AT_FDCWD;
+    if (auto f = detail::read_value_file_at(at, (dir + "/smp_affinity_list").c_str(), 4096);
+        f.content)
         a.affinity = std::string(detail::trim(*f.content));
-    if (auto f = detail::read_text_file(dir / "effective_affinity_list", 4096); f.content)
+    if (auto f = detail::read_value_file_at(at, (dir + "/effective_affinity_list").c_str(), 4096);
+        f.content)
         a.effective = std::string(detail::trim(*f.content));
     return a;
 }

@@ -15,6 +15,7 @@
 
 #include "model/health.hpp"
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace nictune::sysinfo {
 
@@ -65,6 +66,12 @@ class ProcFs {
 
   private:
     std::filesystem::path root_;
+    // ROOT/irq, opened at the first irq_affinity(): the files of each IRQ
+    // are then two components below it, not a whole path each (a device's
+    // vectors are read by the hundred). Left empty when it did not open
+    // (then whole paths).
+    mutable UniqueFd irq_dir_;
+    mutable bool irq_dir_tried_ = false;
 };
 
 }  // namespace nictune::sysinfo

@@ -24,6 +24,9 @@ class QueueFiles {
     // order; nullopt when it has no queues directory. A file that cannot be
     // read (xps_cpus of a single-queue device answers ENOENT) is absent.
     [[nodiscard]] Result<std::optional<QueueSet>> read(std::string_view ifname) const;
+    // The same below the interface's open directory (open_interface_dir in
+    // sysfs.hpp; -1: by the whole path, as read()).
+    [[nodiscard]] Result<std::optional<QueueSet>> read_at(int ifdir, std::string_view ifname) const;
 
     // Writes "rx-N/rps_cpus" or "tx-N/xps_cpus" (cpus as a CPU list, written
     // as the kernel's mask) or "rx-N/rps_flow_cnt". `name` is the interface's

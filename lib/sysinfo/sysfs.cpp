@@ -107,6 +107,11 @@ std::optional<std::string> Sysfs::module_version(const std::string& driver) {
     return version;
 }
 
+UniqueFd open_interface_dir(const fs::path& root, std::string_view ifname) {
+    if (!valid_ifname(ifname)) return {};
+    return detail::open_dir(root / "class" / "net" / ifname);
+}
+
 std::optional<std::string> uevent_value(std::string_view uevent, std::string_view key) {
     while (!uevent.empty()) {
         const auto nl = uevent.find('\n');

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "util/unique_fd.hpp"
+
 namespace nictune::sysinfo {
 
 struct PciInfo {
@@ -44,6 +46,13 @@ bool is_pci_device(const std::filesystem::path& dir);
 // nearest PCI device walking up), canonical; absent when there is none.
 std::optional<std::filesystem::path> pci_function_dir(const std::filesystem::path& root,
                                                       std::string_view ifname);
+
+// /sys/class/net/<ifname> (its real bytes), opened (O_PATH) for the readers
+// that take an interface's directory (QueueFiles::read_at,
+// IrqFiles::read_at): the path is walked once for all of them, their files
+// one or two components below it. Empty when it cannot be opened (the
+// readers then take the whole paths, and say what those say).
+UniqueFd open_interface_dir(const std::filesystem::path& root, std::string_view ifname);
 
 // "KEY=value" lines of a uevent file -> value of KEY.
 std::optional<std::string> uevent_value(std::string_view uevent, std::string_view key);

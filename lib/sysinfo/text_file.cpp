@@ -63,6 +63,52 @@ TextFile read_text_file(const std::filesystem::path& path, std::size_t limit) {
     return out;
 }
 
+UniqueFd open_dir(const std::filesystem::path& path) {
+    return open_dir_at(AT_FDCWD, path.c_str());
+}
+
+UniqueFd open_dir_at(int dir, const char* rel) {
+    return UniqueFd(::openat(dir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
+TextFile read_value_fd(int fd, std::size_t limit) {
+    TextFile out;
+    std::string text;
+    char buf[4096];
+    while (text.size() < limit) {
+        const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            out.sys_errno = errno;
+            return out;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+        // Short of a page: the end (see read_value_file_at).
+        if (static_cast<std::size_t>(n) < sizeof buf) break;
+    }
+    if (text.size() > limit) text.resize(limit);
+    out.content = std::move(text);
+    return out;
+}
+
+TextFile read_value_file_at(int dir, const char* rel, std::size_t limit) {
+    const UniqueFd fd(::openat(dir, rel, O_RDONLY | O_CLOEXEC));
+    if (!fd) {
+        TextFile out;
+        if (errno != ENOENT && errno != ENOTDIR) out.sys_errno = errno;
+        return out;
+    }
+    return read_value_fd(fd.get(), limit);
+}
+
+std::optional<std::string> read_value_at(int dir, const char* rel) {
+    const auto f = read_value_file_at(dir, rel, 4096);
+    if (!f.content) return std::nullopt;
+    const auto v = trim(*f.content);
+    if (v.empty()) return std::nullopt;
+    return std::string(v);
+}
+
 std::string_view trim(std::string_view s) {
     constexpr std::string_view kSpace = " \t\n\r\f\v";
     const auto b = s.find_first_not_of(kSpace);

@@ -133,5 +133,47 @@ TEST_F(Steering, IrqOnVethIsUnsupportedAndAuditSaysNull) {
     EXPECT_EQ(sysfs("tx-0/xps_cpus").back(), '2');
 }
 
+TEST_F(Steering, AnAuditOfEveryInterfaceReadsWhatANamedAuditReads) {
+    // Forty interfaces besides sq0 and sq1: more than the per-device limit
+    // (32), so `audit --all` reads with dumps (private flags too) and each
+    // interface's sysfs directory opened once, `audit sq0` one by one.
+    std::string links = "true";
+    for (int i = 0; i < 20; ++i)
+        links += " && ip link add name sm" + std::to_string(i) + "a type veth peer name sm" +
+                 std::to_string(i) + "b";
+    ASSERT_EQ(ns_->exec(links + " && echo 1 > /sys/class/net/sq0/queues/rx-2/rps_cpus && "
+                                "echo 16 > /sys/class/net/sq0/queues/rx-1/rps_flow_cnt && "
+                                "echo 2 > /sys/class/net/sq0/queues/tx-3/xps_cpus")
+                  .status,
+              0);
+    auto named = ctl({"audit", "sq0", "--json", "--no-health"});
+    auto all = ctl({"audit", "--all", "--json", "--no-health"});
+    ASSERT_TRUE(named.status == 0 || named.status == 1) << named.err;
+    ASSERT_TRUE(all.status == 0 || all.status == 1) << all.err;
+    const auto one = parse_json(named.out).at("interfaces").at(0);
+    const auto every = parse_json(all.out);
+    nlohmann::json from_all;
+    std::size_t count = 0;
+    for (const auto& j : every.at("interfaces")) {
+        ++count;
+        if (j.at("name") == "sq0") from_all = j;
+        // Nothing unreadable for any veth (a flag, queue or IRQ read that
+        // failed would be a "could not read" warning).
+        for (const auto& f : j.at("findings"))
+            EXPECT_EQ(f.at("message").get<std::string>().find("could not read"), std::string::npos)
+                << j.at("name") << ": " << f.dump();
+        EXPECT_TRUE(j.at("private_flags").is_null()) << j.at("name");
+    }
+    EXPECT_EQ(count, 43U) << "lo, sq0, sq1 and 40 more";
+    ASSERT_FALSE(from_all.is_null());
+    for (const char* key : {"rps", "xps", "private_flags", "irq", "rss"})
+        EXPECT_EQ(from_all.at(key), one.at(key)) << key;
+    EXPECT_EQ(one.at("rps").at("rx-2").at("cpus"), "0");
+    EXPECT_EQ(one.at("rps").at("rx-1").at("flow_cnt"), 16);
+    EXPECT_EQ(one.at("xps").at("tx-3").at("cpus"), "1");
+    EXPECT_EQ(one.at("rps").size(), 4U);
+    EXPECT_EQ(one.at("xps").size(), 4U);
+}
+
 }  // namespace
 }  // namespace nictune::test

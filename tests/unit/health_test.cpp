@@ -37,6 +37,7 @@
 #include "sysinfo/pcie.hpp"
 #include "sysinfo/procfs.hpp"
 #include "sysinfo/sysfs.hpp"
+#include "sysinfo/text_file.hpp"
 
 namespace nictune {
 namespace {
@@ -219,6 +220,25 @@ TEST(Interrupts, QueueNumbersComeFromQueueNames) {
     EXPECT_FALSE(sysinfo::queue_of_irq_name(""));
 }
 
+TEST(IrqAffinity, EachIrqsFilesAsTheirWholePathsSayAndNothingForAGoneOne) {
+    // Read below ROOT/irq, opened once: the values the whole paths hold.
+    const sysinfo::ProcFs proc(kProc);
+    for (unsigned irq : {60U, 63U, 70U}) {
+        const auto a = proc.irq_affinity(irq);
+        const fs::path dir = kProc / "irq" / std::to_string(irq);
+        EXPECT_EQ(a.affinity, sysinfo::detail::read_value(dir / "smp_affinity_list")) << irq;
+        EXPECT_EQ(a.effective, sysinfo::detail::read_value(dir / "effective_affinity_list")) << irq;
+        EXPECT_TRUE(a.affinity) << irq;
+    }
+    EXPECT_EQ(proc.irq_affinity(63).affinity, "0-7");
+    const auto gone = proc.irq_affinity(9999);
+    EXPECT_FALSE(gone.affinity);
+    EXPECT_FALSE(gone.effective);
+    // Without ROOT/irq: nothing, as by the whole paths.
+    const sysinfo::ProcFs none(kData / "no-such-proc");
+    EXPECT_FALSE(none.irq_affinity(60).affinity);
+}
+
 TEST(Softnet, ReadsDropsAndSqueezesPerCpu) {
     auto t = sysinfo::parse_softnet(slurp(kProc / "net" / "softnet_stat"));
     ASSERT_TRUE(t) << t.error().str();
@@ -261,6 +281,31 @@ TEST(CpuPower, ReadsGovernorPreferenceAndIdleStates) {
     EXPECT_TRUE(none.idle.empty());
 }
 
+// ---- link mode names
+
+TEST(LinkModeNames, TheSetBitsInOrderAcrossWordsWithoutUnnamedOnes) {
+    FeatureNames names(70);
+    for (std::size_t i = 0; i < names.size(); ++i)
+        names[i] = "m" + std::to_string(i);
+    names[33].clear();  // a bit the kernel has no name for
+    // Bits 0, 5, 31 | 32, 33, 63 | 64, 69, 70 (beyond the names) | a word beyond them.
+    const std::vector<uint32_t> bits = {1U | 1U << 5 | 1U << 31, 1U | 1U << 1 | 1U << 31,
+                                        1U | 1U << 5 | 1U << 6, 0xffffffffU};
+    EXPECT_EQ(bit_names(bits, names),
+              (std::vector<std::string>{"m0", "m5", "m31", "m32", "m63", "m64", "m69"}));
+    EXPECT_TRUE(bit_names({}, names).empty());
+    EXPECT_TRUE(bit_names({0, 0, 0}, names).empty());
+    EXPECT_TRUE(bit_names(bits, {}).empty());
+    // As the bit-by-bit look-up it replaced.
+    for (uint32_t seed = 1; seed < 200; ++seed) {
+        const std::vector<uint32_t> b = {seed * 2654435761U, seed * 40503U, seed};
+        std::vector<std::string> expected;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (FeatureSet::bit(b, i) && !names[i].empty()) expected.push_back(names[i]);
+        EXPECT_EQ(bit_names(b, names), expected) << seed;
+    }
+}
+
 // ---- driver statistics names
 
 TEST(EthtoolStats, NamesStopAtTheirFieldWithOrWithoutNul) {
@@ -283,6 +328,13 @@ TEST(EthtoolStats, AnUnknownInterfaceIsNoSuchInterface) {
     auto r = s->read("nictune-none0");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, Errc::NoSuchInterface) << r.error().str();
+    // The count's words, as when the count was always asked first (the
+    // names are read without it only while they fit the buffer).
+    EXPECT_NE(r.error().str().find("ETHTOOL_GSSET_INFO"), std::string::npos) << r.error().str();
+    // lo has no statistics: unsupported, whichever call finds out first.
+    auto lo = s->read("lo");
+    ASSERT_FALSE(lo);
+    EXPECT_EQ(lo.error().code, Errc::Unsupported) << lo.error().str();
     EXPECT_FALSE(s->read(""));
     EXPECT_FALSE(s->read(std::string(40, 'a')));
 }
@@ -367,6 +419,47 @@ TEST(Ifupdown, OtherInterfacesAndMissingFilesSayNothing) {
     auto missing = sysinfo::read_ifupdown(kData / "no-such-file", "p4p1");
     ASSERT_TRUE(missing);
     EXPECT_FALSE(*missing);
+}
+
+TEST(Ifupdown, ManyInterfacesReadTheFilesOnce) {
+    // A copy of /etc/network and its interfaces.d, removed after the first
+    // interface: the others are answered from what that one read.
+    char tmpl[] = "/tmp/nictune-ifupdown-XXXXXX";
+    const fs::path root = mkdtemp(tmpl);
+    fs::copy(kData / "etc" / "network", root, fs::copy_options::recursive);
+    sysinfo::IfupdownFiles files(root / "interfaces");
+    auto p1 = files.settings_for("p4p1");
+    fs::remove_all(root);
+    ASSERT_TRUE(p1) << p1.error().str();
+    ASSERT_TRUE(*p1);
+    EXPECT_EQ(setting(**p1, "features.gro")->file, (root / "interfaces.d" / "p4p1-extra").string());
+    auto again = files.settings_for("p4p1");
+    ASSERT_TRUE(again && *again);
+    ASSERT_EQ((*again)->settings.size(), (*p1)->settings.size());
+    for (std::size_t i = 0; i < (*p1)->settings.size(); ++i) {
+        EXPECT_EQ((*again)->settings[i].key, (*p1)->settings[i].key);
+        EXPECT_EQ((*again)->settings[i].value, (*p1)->settings[i].value);
+        EXPECT_EQ((*again)->settings[i].file, (*p1)->settings[i].file);
+        EXPECT_EQ((*again)->settings[i].line, (*p1)->settings[i].line);
+    }
+    auto p2 = files.settings_for("p4p2");
+    ASSERT_TRUE(p2 && *p2);
+    ASSERT_EQ((*p2)->settings.size(), 1U);
+    EXPECT_EQ((*p2)->settings[0].value, "4096");
+    auto none = files.settings_for("eth9");
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(*none);
+    // Read alone, the removed file says nothing.
+    auto gone = sysinfo::read_ifupdown(root / "interfaces", "p4p1");
+    ASSERT_TRUE(gone);
+    EXPECT_FALSE(*gone);
+    // An unreadable file is an error for every interface asked about.
+    sysinfo::IfupdownFiles dir_not_file(kData / "etc" / "network");
+    for (const char* name : {"p4p1", "p4p2"}) {
+        auto e = dir_not_file.settings_for(name);
+        ASSERT_FALSE(e) << name;
+        EXPECT_NE(e.error().str().find("network: read"), std::string::npos) << e.error().str();
+    }
 }
 
 TEST(Ifupdown, CommandsAreParsedNotRun) {

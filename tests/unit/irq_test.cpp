@@ -26,6 +26,7 @@
 #include "model/irq.hpp"
 #include "profile/loader.hpp"
 #include "report/json_report.hpp"
+#include "sysinfo/sysfs.hpp"
 
 namespace nictune {
 namespace {
@@ -439,6 +440,62 @@ TEST_F(IrqTree, AReadOfManyInterfacesAsksIrqbalanceOnceAndHandsItToEach) {
     auto none = named({"veth0"});
     read_irq_placements(sysinfo::IrqFiles(roots_), none, ReadRequest{});
     EXPECT_EQ(ib.messages().size(), 1U);
+}
+
+TEST_F(IrqTree, BelowTheInterfacesOpenDirectoryReadsWhatTheWholePathReads) {
+    // The directory opened first, then moved away: what is read below the
+    // open directory is still eth1's, where its whole path finds nothing.
+    const UniqueFd dir = sysinfo::open_interface_dir(roots_.sysfs, "eth1");
+    ASSERT_TRUE(dir);
+    const auto by_path = read_one("eth1");
+    ASSERT_TRUE(by_path && *by_path);
+    fs::rename(roots_.sysfs / "class/net/eth1", roots_.sysfs / "class/net/moved");
+    sysinfo::IrqFiles files(roots_);
+    auto table = files.interrupts();
+    ASSERT_TRUE(table);
+    auto below = files.read_at(dir.get(), "eth1", *table);
+    ASSERT_TRUE(below) << below.error().str();
+    ASSERT_TRUE(*below);
+    EXPECT_EQ((*below)->irqs, (*by_path)->irqs);
+    EXPECT_EQ((*below)->numa_node, (*by_path)->numa_node);
+    EXPECT_EQ((*below)->node_cpus, (*by_path)->node_cpus);
+    auto gone = files.read_at(-1, "eth1", *table);
+    ASSERT_TRUE(gone);
+    EXPECT_FALSE(*gone) << "-1: the whole path, which is gone";
+    EXPECT_FALSE(sysinfo::open_interface_dir(roots_.sysfs, "eth1"));
+    EXPECT_FALSE(sysinfo::open_interface_dir(roots_.sysfs, "..")) << "not an interface name";
+    // A device-less interface's directory: no queue IRQs, as by its path.
+    const UniqueFd veth = sysinfo::open_interface_dir(roots_.sysfs, "veth0");
+    auto none = files.read_at(veth.get(), "veth0", *table);
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(*none);
+}
+
+TEST_F(IrqTree, OneInterfaceAtATimeReadsAsTheWholeListDoes) {
+    more_ports();
+    const fs::path sock = fake_irqbalance(4242);
+    StandInIrqbalance ib(sock, {7, 41});
+    auto all = named({"eth1", "veth0", "eth2", "eth3"});
+    read_irq_placements(sysinfo::IrqFiles(roots_), all, ReadRequest{});
+    auto each = named({"eth1", "veth0", "eth2", "eth3"});
+    const sysinfo::IrqFiles files(roots_);
+    const ReadRequest req;
+    IrqPlacementReader reader(files, req);
+    for (auto& n : each) {
+        const UniqueFd dir = sysinfo::open_interface_dir(roots_.sysfs, n.id.name);
+        reader.read(n, dir.get());
+    }
+    EXPECT_EQ(ib.messages(), (std::vector<std::string>{"setup", "setup"}))
+        << "once per reader, not per interface";
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        EXPECT_EQ(each[i].irq.has_value(), all[i].irq.has_value()) << all[i].id.name;
+        if (all[i].irq && each[i].irq) {
+            EXPECT_EQ(each[i].irq->irqs, all[i].irq->irqs) << all[i].id.name;
+            ASSERT_TRUE(each[i].irq->irqbalance);
+            EXPECT_EQ(each[i].irq->irqbalance->banned, all[i].irq->irqbalance->banned);
+        }
+        EXPECT_EQ(each[i].problems.size(), all[i].problems.size()) << all[i].id.name;
+    }
 }
 
 // A transaction's read-back of what it wrote: only the written IRQs'

@@ -20,6 +20,7 @@
 #include "fakes/states.hpp"
 #include "model/cpulist.hpp"
 #include "profile/loader.hpp"
+#include "sysinfo/sysfs.hpp"
 
 namespace nictune {
 namespace {
@@ -174,6 +175,36 @@ TEST_F(QueueFilesTest, ReadsMasksAsCpuListsPerQueue) {
     auto none = files.read("nosuch");
     ASSERT_TRUE(none);
     EXPECT_FALSE(*none);
+}
+
+TEST_F(QueueFilesTest, BelowTheInterfacesOpenDirectoryReadsWhatTheWholePathReads) {
+    sysinfo::QueueFiles files(root_);
+    const auto by_path = files.read("v0");
+    ASSERT_TRUE(by_path && *by_path);
+    // Opened first, then moved away: read below the open directory, the
+    // queues are still v0's; by the whole path there are none.
+    const UniqueFd dir = sysinfo::open_interface_dir(root_, "v0");
+    ASSERT_TRUE(dir);
+    fs::rename(root_ / "class/net/v0", root_ / "class/net/moved");
+    auto below = files.read_at(dir.get(), "v0");
+    ASSERT_TRUE(below) << below.error().str();
+    ASSERT_TRUE(*below);
+    EXPECT_EQ((*below)->rx, (*by_path)->rx);
+    EXPECT_EQ((*below)->tx.size(), (*by_path)->tx.size());
+    EXPECT_EQ((*below)->tx[0].xps_cpus, (*by_path)->tx[0].xps_cpus);
+    EXPECT_FALSE((*below)->tx[1].xps_cpus);
+    auto gone = files.read_at(-1, "v0");
+    ASSERT_TRUE(gone);
+    EXPECT_FALSE(*gone);
+    // A directory without queues/ has none; a queues/ that is a file is no
+    // directory either (ENOTDIR), as by the path.
+    fs::create_directories(root_ / "class/net/v1");
+    std::ofstream(root_ / "class/net/v1/queues") << "x";
+    const UniqueFd v1 = sysinfo::open_interface_dir(root_, "v1");
+    auto not_dir = files.read_at(v1.get(), "v1");
+    ASSERT_TRUE(not_dir);
+    EXPECT_FALSE(*not_dir);
+    EXPECT_FALSE(*files.read("v1"));
 }
 
 TEST_F(QueueFilesTest, WritesTheKernelsMaskFormAndNamesTheQueueOnError) {

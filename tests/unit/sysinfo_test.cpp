@@ -1,5 +1,6 @@
 // GDRVINFO parsing, the sysfs reader on fixture trees (tests/data/sysfs),
 // the hwdb lookup and the /proc/sys reader (tests/data/procsys).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "sysinfo/hwdb.hpp"
 #include "sysinfo/procsys.hpp"
 #include "sysinfo/sysfs.hpp"
+#include "sysinfo/text_file.hpp"
 #include "sysinfo/udev_device.hpp"
 
 namespace nictune::sysinfo {
@@ -55,6 +57,68 @@ class TreeCopy {
 std::string slurp(const fs::path& p) {
     std::ifstream in(p);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// ---- files below an open directory (text_file.hpp)
+
+TEST(FilesBelowADirectory, ReadWhatTheWholePathReads) {
+    // Every file of the sysfs fixture, read below its parent's open
+    // directory and by its whole path: the same text or the same absence.
+    int compared = 0;
+    for (const auto& e : fs::recursive_directory_iterator(kData / "sysfs")) {
+        if (!e.is_regular_file()) continue;
+        const UniqueFd dir = detail::open_dir(e.path().parent_path());
+        ASSERT_TRUE(dir) << e.path() << ": " << std::strerror(errno);
+        const auto by_path = detail::read_text_file(e.path());
+        const auto below = detail::read_value_file_at(dir.get(), e.path().filename().c_str());
+        EXPECT_EQ(below.content, by_path.content) << e.path();
+        EXPECT_EQ(below.sys_errno, by_path.sys_errno) << e.path();
+        EXPECT_EQ(detail::read_value_at(dir.get(), e.path().filename().c_str()),
+                  detail::read_value(e.path()))
+            << e.path();
+        ++compared;
+    }
+    EXPECT_GT(compared, 20);
+    // Two components below the directory, as queues/rx-0/rps_cpus is read.
+    const UniqueFd net = detail::open_dir(kData / "sysfs/class/net");
+    ASSERT_TRUE(net);
+    const UniqueFd p4p1 = detail::open_dir_at(net.get(), "p4p1");
+    ASSERT_TRUE(p4p1) << "the class/net link is followed";
+    EXPECT_EQ(detail::read_value_at(p4p1.get(), "device/numa_node"), "1");
+    EXPECT_FALSE(detail::open_dir_at(net.get(), "nosuch"));
+    EXPECT_FALSE(detail::open_dir(kData / "no-such-dir"));
+}
+
+TEST(FilesBelowADirectory, LongFilesAreReadWholeAndLimitsCut) {
+    TreeCopy tree(kData / "procsys");
+    const std::string big(10000, 'x');  // more than one read's page
+    std::ofstream(tree.root() / "big") << big;
+    std::ofstream(tree.root() / "empty");
+    fs::create_directory(tree.root() / "dir");
+    const UniqueFd dir = detail::open_dir(tree.root());
+    ASSERT_TRUE(dir);
+    EXPECT_EQ(detail::read_value_file_at(dir.get(), "big").content, big);
+    EXPECT_EQ(detail::read_value_file_at(dir.get(), "big", 100).content, big.substr(0, 100));
+    EXPECT_EQ(detail::read_value_file_at(dir.get(), "empty").content, "");
+    EXPECT_FALSE(detail::read_value_at(dir.get(), "empty"));
+    const auto missing = detail::read_value_file_at(dir.get(), "missing");
+    EXPECT_FALSE(missing.content);
+    EXPECT_EQ(missing.sys_errno, 0) << "absent, not an error";
+    const auto not_a_file = detail::read_value_file_at(dir.get(), "dir");
+    EXPECT_FALSE(not_a_file.content);
+    EXPECT_EQ(not_a_file.sys_errno, EISDIR);
+}
+
+TEST(FilesBelowADirectory, AnOpenFileIsReadFromItsStartAfterAWrite) {
+    // What IrqFiles::write_affinity does: write, then read back on the same
+    // descriptor, whose offset the write moved past the text.
+    TreeCopy tree(kData / "procsys");
+    const fs::path file = tree.root() / "affinity";
+    std::ofstream(file) << "0-1\n";
+    const UniqueFd fd(::open(file.c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::write(fd.get(), "2-3\n", 4), 4);
+    EXPECT_EQ(detail::read_value_fd(fd.get()).content, "2-3\n");
 }
 
 // ---- GDRVINFO
