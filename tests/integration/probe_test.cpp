@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -459,6 +462,18 @@ TEST_F(Probe, ABusyIperf3ServerIsAnError) {
     other->stop();
 }
 
+// Bytes the iperf3 server's established connections (port 5201) in namespace
+// b have sent and received, from ss's TCP info (the test's oracle).
+std::uint64_t server_bytes_moved(const TestNetns& b) {
+    const auto r = b.exec("ss -Htni state established '( sport = :5201 )'");
+    std::uint64_t total = 0;
+    for (const char* key : {"bytes_sent:", "bytes_received:"}) {
+        for (auto at = r.out.find(key); at != std::string::npos; at = r.out.find(key, at + 1))
+            total += std::strtoull(r.out.c_str() + at + std::strlen(key), nullptr, 10);
+    }
+    return total;
+}
+
 // nictunectl probe --throughput (with --reverse: the server sends) started
 // in the background; `disturb` runs once the test's data flows.
 Timed probe_disturbed(const TestNetns& a, const TestNetns& b, const std::function<void()>& disturb,
@@ -474,10 +489,12 @@ Timed probe_disturbed(const TestNetns& a, const TestNetns& b, const std::functio
     Timed t;
     EXPECT_TRUE(c) << why;
     if (!c) return t;
+    // Both connections up is not enough: until the server has moved data
+    // the test has not started, and a disturbance then is a start-of-test
+    // failure. Wait until the server's sockets have moved 1 MB.
     bool flowing = false;
     for (int i = 0; i < 200 && !flowing; ++i) {
-        auto r = b.exec("ss -Htn state established '( sport = :5201 )' | wc -l");
-        flowing = std::atoi(r.out.c_str()) >= 2;
+        flowing = server_bytes_moved(b) >= (1u << 20);
         if (!flowing) std::this_thread::sleep_for(25ms);
     }
     EXPECT_TRUE(flowing) << "the test never started";
