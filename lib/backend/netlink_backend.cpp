@@ -696,6 +696,7 @@ Backend::Observed NetlinkBackend::observed(std::span<const ObserveRequest> wante
     Observed out;
     drain_observer();
     const bool usable = observer_ && !observer_->lost;
+    if (usable) out.nics.reserve(wanted.size());
     constexpr uint32_t kIrq = ReadRequest::bit(Section::Irq);
     for (const auto& w : wanted) {
         const Seen* s = nullptr;

@@ -452,8 +452,9 @@ void forget_undone(TxState& s) {
     s.journal.finish();
 }
 
-// Undoes the transaction, newest first, to the values before it.
-ApplyResult undo_all(TxState& s) {
+// Undoes the transaction, newest first, to the values before it. Returns
+// s.res (a caller that owns s moves it out: 512 interfaces' steps).
+ApplyResult& undo_all(TxState& s) {
     std::vector<std::size_t> undone;  // index into writes, per undo entry
     s.res.rollback = tx::restore(s.be, undo_writes(s, undone));
     const bool complete = std::all_of(s.res.rollback.begin(), s.res.rollback.end(),
@@ -475,8 +476,8 @@ ApplyResult undo_all(TxState& s) {
 }
 
 // Saves the interface records (applied, or failed with keep_going) and
-// removes the journal.
-ApplyResult commit_all(TxState& s) {
+// removes the journal. Returns s.res, as undo_all() does.
+ApplyResult& commit_all(TxState& s) {
     for (auto& r : s.records) {
         r.status = s.failed ? TxStatus::Failed : TxStatus::Applied;
         r.updated_at = tx::unix_now();
@@ -582,9 +583,9 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
         s.failed |= verify_changes(s, after);
         settle_covered(s, plan, after);
     }
-    if (run_check(s, opts) || (s.failed && !opts.keep_going)) return undo_all(s);
+    if (run_check(s, opts) || (s.failed && !opts.keep_going)) return std::move(undo_all(s));
     if (!s.failed && opts.hold) return hand_over(std::move(s), opts);
-    return commit_all(s);
+    return std::move(commit_all(s));
 }
 
 }  // namespace nictune

@@ -42,9 +42,7 @@ void write_values(JsonWriter& w, const char* name, const std::vector<SavedValue>
 // Written in one pass: a transaction over hundreds of interfaces saves a
 // record each, twice, and building a JSON tree for each cost more than the
 // netlink requests.
-std::string interface_text(const InterfaceRecord& r) {
-    std::string out;
-    out.reserve(1024);
+void append_interface_text(std::string& out, const InterfaceRecord& r) {
     JsonWriter w(out, 0);
     w.begin_object();
     w.field("version", kVersion);
@@ -61,6 +59,12 @@ std::string interface_text(const InterfaceRecord& r) {
     w.field("updated_at", r.updated_at);
     w.end_object();
     out += '\n';
+}
+
+std::string interface_text(const InterfaceRecord& r) {
+    std::string out;
+    out.reserve(1536);  // nine saved values and their targets: about 1,100 bytes
+    append_interface_text(out, r);
     return out;
 }
 
@@ -366,14 +370,34 @@ Result<SystemRecord> system_record_from_json(std::string_view text, const std::s
     return r;
 }
 
+namespace {
+
+bool savable(const InterfaceRecord& r) {
+    return valid_utf8(r.name) && valid_utf8(r.mac) && (!r.perm_mac || valid_utf8(*r.perm_mac)) &&
+           (!r.bus_info || valid_utf8(*r.bus_info)) && valid_utf8(r.profile) &&
+           valid_utf8(r.transaction) && values_utf8(r.originals) && values_utf8(r.targets);
+}
+
+std::unexpected<Error> not_utf8(std::string source) {
+    return fail(Errc::InvalidArgument, std::move(source),
+                "cannot save a string that is not valid UTF-8");
+}
+
+}  // namespace
+
 Result<std::string> text_for_saving(const InterfaceRecord& r, const std::string& source) {
-    const bool ok = valid_utf8(r.name) && valid_utf8(r.mac) &&
-                    (!r.perm_mac || valid_utf8(*r.perm_mac)) &&
-                    (!r.bus_info || valid_utf8(*r.bus_info)) && valid_utf8(r.profile) &&
-                    valid_utf8(r.transaction) && values_utf8(r.originals) && values_utf8(r.targets);
-    if (!ok)
-        return fail(Errc::InvalidArgument, source, "cannot save a string that is not valid UTF-8");
+    if (!savable(r)) return not_utf8(source);
     return interface_text(r);
+}
+
+Result<void> append_for_saving(std::string& out, const InterfaceRecord& r,
+                               const std::filesystem::path& dir) {
+    if (auto ok = check_record_name(r.name); !ok) return ok;
+    // The file's name only for the error: building it for each of hundreds
+    // of records showed in the profile.
+    if (!savable(r)) return not_utf8((dir / (r.name + ".json")).string());
+    append_interface_text(out, r);
+    return {};
 }
 
 Result<std::string> text_for_saving(const SystemRecord& r, const std::string& source) {
@@ -395,7 +419,7 @@ namespace {
 // The journal's first line; the records follow, one line each.
 std::string journal_header(const std::string& transaction, std::size_t records) {
     std::string out;
-    out.reserve(64 + records * 512);
+    out.reserve(64 + records * 1536);
     {
         JsonWriter w(out, 0);
         w.begin_object();
@@ -420,14 +444,11 @@ std::string journal_text(const std::string& transaction, std::span<const Interfa
 Result<std::string> journal_text_for_saving(const std::string& transaction,
                                             std::span<const InterfaceRecord> records,
                                             const std::filesystem::path& dir) {
-    // journal_text(), each record encoded (and checked) once.
+    // journal_text(), each record encoded (and checked) once, in place.
     std::string out = journal_header(transaction, records.size());
-    for (const auto& r : records) {
-        if (auto ok = check_record_name(r.name); !ok) return std::unexpected(std::move(ok.error()));
-        auto line = text_for_saving(r, (dir / (r.name + ".json")).string());
-        if (!line) return std::unexpected(std::move(line.error()));
-        out += *line;
-    }
+    for (const auto& r : records)
+        if (auto ok = append_for_saving(out, r, dir); !ok)
+            return std::unexpected(std::move(ok.error()));
     return out;
 }
 

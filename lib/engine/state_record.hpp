@@ -104,6 +104,11 @@ Result<SystemRecord> system_record_from_json(std::string_view text, const std::s
 // it is: a string that is not valid UTF-8.
 Result<std::string> text_for_saving(const InterfaceRecord& r, const std::string& source);
 Result<std::string> text_for_saving(const SystemRecord& r, const std::string& source);
+// Many records' lines into one text: r's checked name, then its line
+// appended to `out`, refused as text_for_saving() refuses it and naming
+// `dir`/NAME.json; `out` is left as it was on an error.
+Result<void> append_for_saving(std::string& out, const InterfaceRecord& r,
+                               const std::filesystem::path& dir);
 
 // The journal's text: a header line, then one interface record per line.
 std::string journal_text(const std::string& transaction, std::span<const InterfaceRecord> records);

@@ -232,13 +232,9 @@ Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> record
     const fs::path dir = dir_ / "interfaces";
     const std::string first = records.front().name + ".json";
     std::string text;
-    text.reserve(records.size() * 1024);
-    for (const auto& r : records) {
-        if (auto ok = check_record_name(r.name); !ok) return ok;
-        auto line = text_for_saving(r, (dir / (r.name + ".json")).string());
-        if (!line) return std::unexpected(std::move(line.error()));
-        text += *line;
-    }
+    text.reserve(records.size() * 1536);
+    for (const auto& r : records)
+        if (auto ok = append_for_saving(text, r, dir); !ok) return ok;
     auto d = open_dir(dir_, dir, dir / first);
     if (!d) return std::unexpected(std::move(d.error()));
     // Written and synced under a temporary name, never committed: the links

@@ -257,6 +257,8 @@ void reread_system(Backend& be, const std::vector<Write>& writes, Reread& out) {
 Reread reread(Backend& be, const std::vector<Write>& writes) {
     Reread out;
     const auto wanted = touched_families(writes);
+    out.nics.reserve(wanted.size());
+    out.by_ifindex.reserve(wanted.size());
     // What the kernel's change notifications already said (when the backend
     // observes them)...
     auto seen = be.observed(wanted);

@@ -709,6 +709,33 @@ TEST(StateStore, RefusesToSaveTextThatIsNotUtf8) {
     EXPECT_TRUE(entries(tmp.path()).empty());
 }
 
+// A batch (one file for many records) and the journal refuse the whole
+// batch for one record that is not UTF-8, name that record's file, and
+// write nothing.
+TEST(StateStore, ABatchWithARecordThatIsNotUtf8NamesItsFileAndWritesNothing) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto bad = sample_interface("p4p2");
+    bad.mac = "aa:\xff";
+    const std::vector<InterfaceRecord> batch{sample_interface("p4p1"), bad,
+                                             sample_interface("p4p3")};
+    const auto saved = store.save_interfaces(batch);
+    ASSERT_FALSE(saved);
+    EXPECT_EQ(saved.error().code, Errc::InvalidArgument);
+    EXPECT_EQ(saved.error().context, (tmp.path() / "interfaces" / "p4p2.json").string());
+    EXPECT_TRUE(contains(saved.error().message, "not valid UTF-8")) << saved.error().str();
+    EXPECT_FALSE(store.has_interface("p4p1"));
+    EXPECT_FALSE(store.has_interface("p4p3"));
+
+    const auto journal = journal_text_for_saving("t1", batch, tmp.path() / "interfaces");
+    ASSERT_FALSE(journal);
+    EXPECT_EQ(journal.error().context, (tmp.path() / "interfaces" / "p4p2.json").string());
+    const std::vector<InterfaceRecord> good{sample_interface("p4p1"), sample_interface("p4p3")};
+    const auto text = journal_text_for_saving("t1", good, tmp.path() / "interfaces");
+    ASSERT_TRUE(text) << text.error().str();
+    EXPECT_EQ(*text, journal_text("t1", good));
+}
+
 TEST(StateStore, RejectsInvalidInterfaceNames) {
     TempDir tmp;
     StateStore store(tmp.path() / "state");
