@@ -676,15 +676,22 @@ int cmd_confirm(const Globals& g, const ConfirmArgs& a) {
 
 // ---- end of apply --verify-peer ----
 
-int rollback_exit(const Json& r) {
-    const std::string result = r.value("result", "");
+// result: the report's "result"; code: its error's "code" ("" for none).
+int rollback_exit(std::string_view result, std::string_view code) {
     if (result == "rolled_back" || result == "nothing_saved") return kOk;
     if (result == "partial") return kPartial;
-    if (r.contains("error") && r.at("error").is_object()) {
-        const std::string code = r.at("error").value("code", "");
-        if (code == "InvalidArgument" || code == "NoSuchInterface") return kUsage;
-    }
+    if (code == "InvalidArgument" || code == "NoSuchInterface") return kUsage;
     return kCannotRead;
+}
+
+int rollback_exit(const Json& r) {
+    std::string code;
+    if (r.contains("error") && r.at("error").is_object()) code = r.at("error").value("code", "");
+    return rollback_exit(r.value("result", ""), code);
+}
+
+int rollback_exit(const RollbackResult& r) {
+    return rollback_exit(report::rollback_result_name(r), r.error ? errc_name(r.error->code) : "");
 }
 
 int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool json) {
@@ -725,10 +732,16 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
         } else {
             const auto& res = direct_results[n];
             // Refused for the caller's own mistake: an error, as nictuned answers it.
-            if (res.result == TxResult::Refused && res.error && res.error->is_user_error())
+            if (res.result == TxResult::Refused && res.error && res.error->is_user_error()) {
                 r = std::unexpected(*res.error);
-            else
+            } else if (!json) {
+                // Text straight from the result: no JSON document per interface.
+                std::cout << report::rollback_text(res, color);
+                rc = std::max(rc, rollback_exit(res));
+                continue;
+            } else {
                 r = report::rollback_json(res);
+            }
         }
         if (!r) {
             rc = std::max(rc, report_error(r.error()));

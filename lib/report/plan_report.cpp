@@ -136,7 +136,7 @@ std::string rollback_json_text(const RollbackResult& r) {
     return object_text([&](JsonWriter& w) {
         w.field("interface", r.interface);
         w.field("profile", r.profile);
-        w.field("result", r.nothing_saved ? "nothing_saved" : tx_result_name(r.result));
+        w.field("result", rollback_result_name(r));
         w.objects("restored", r.restored,
                   [&](const RestoreResult& x) { write_restore_fields(w, x); });
         write_optional_error(w, r.error);
@@ -192,6 +192,13 @@ std::string steps_text(const Json& steps, bool color) {
     return out;
 }
 
+// Appends each part in turn (the text report's lines are built this way, in
+// place, rather than through a format string).
+template <class... Parts>
+void append(std::string& out, const Parts&... parts) {
+    (out.append(std::string_view(parts)), ...);
+}
+
 // Appends s, then spaces up to `width` code points: fmt's "{:<N}" for the
 // keys and outcome names shown here, without its per-call format parsing
 // (an apply of 512 interfaces writes 4,600 of these lines).
@@ -244,16 +251,10 @@ std::string step_results_text(const std::vector<StepView>& steps, bool color) {
         append_padded(out, s.key, width);
         out += "  ";
         if (o == "applied" || o == "translated" || o == "adjusted") {
-            out += s.current;
-            out += " -> ";
-            out += s.actual;
+            append(out, s.current, " -> ", s.actual);
             if (s.resolution == "translated" || o == "adjusted") {
-                out += "  (";
-                out += s.requested;
-                if (!s.note.empty()) {
-                    out += ": ";
-                    out += s.note;
-                }
+                append(out, "  (", s.requested);
+                if (!s.note.empty()) append(out, ": ", s.note);
                 out += ')';
             }
         } else if (o == "unchanged") {
@@ -265,26 +266,54 @@ std::string step_results_text(const std::vector<StepView>& steps, bool color) {
         } else if (o == "not_reached" && s.kind == "change") {
             out += "not applied (an earlier step failed)";
         } else if (o == "rolled_back") {
-            out += s.current;
-            out += " -> ";
-            out += s.target;
-            out += ", undone by the rollback";
+            append(out, s.current, " -> ", s.target, ", undone by the rollback");
         }
         out += '\n';
     }
     return out;
 }
 
-std::string restore_text(const Json& rs, bool color) {
+// What the text of one restored setting needs, from a RestoreResult or its
+// JSON: one renderer for both.
+struct RestoreView {
+    bool ok = false;
+    std::string interface, key, value, message;
+};
+
+std::string scalar_text(const Scalar& x) {
+    return std::holds_alternative<std::monostate>(x) ? "n/a" : to_string(x);
+}
+
+std::vector<RestoreView> restore_views(const Json& rs) {
+    std::vector<RestoreView> out;
+    out.reserve(rs.size());
+    for (const auto& r : rs)
+        out.push_back({r.value("ok", false), text_of(r, "interface"), text_of(r, "key"),
+                       value_text(r.at("value")), text_of(r, "message")});
+    return out;
+}
+
+std::vector<RestoreView> restore_views(const std::vector<RestoreResult>& rs) {
+    std::vector<RestoreView> out;
+    out.reserve(rs.size());
+    for (const auto& r : rs)
+        out.push_back({r.ok, r.interface, r.key, scalar_text(r.value), r.message});
+    return out;
+}
+
+std::string restore_text(const std::vector<RestoreView>& rs, bool color) {
     std::string out;
     for (const auto& r : rs) {
-        const bool ok = r.value("ok", false);
-        const std::string iface = text_of(r, "interface");
-        out += fmt::format(
-            "  {}  {}{} = {}{}\n",
-            ok ? fmt::format("{:<11}", "restored") : paint(color, "1;31", "NOT restored"),
-            iface.empty() ? "" : iface + ": ", text_of(r, "key"), value_text(r.at("value")),
-            text_of(r, "message").empty() ? "" : "  (" + text_of(r, "message") + ")");
+        out += "  ";
+        if (r.ok)
+            append_padded(out, "restored", 11);
+        else
+            out += paint(color, "1;31", "NOT restored");
+        out += "  ";
+        if (!r.interface.empty()) append(out, r.interface, ": ");
+        append(out, r.key, " = ", r.value);
+        if (!r.message.empty()) append(out, "  (", r.message, ")");
+        out += '\n';
     }
     return out;
 }
@@ -330,7 +359,7 @@ struct ApplyView {
     Json verify_peer;  // apply --verify-peer's part, when the client added it
     std::vector<InterfaceView> interfaces;
     std::vector<StepView> system;
-    Json rollback = Json::array();
+    std::vector<RestoreView> rollback;
     std::vector<std::string> refusals, left;
 };
 
@@ -404,9 +433,7 @@ StepView view_of(const Json& s) {
 }
 
 StepView view_of(const StepResult& r) {
-    const auto text = [](const Scalar& x) {
-        return std::holds_alternative<std::monostate>(x) ? "n/a" : to_string(x);
-    };
+    const auto text = scalar_text;
     StepView v;
     v.key = r.step.setting.path();
     v.outcome = outcome_name(r.outcome);
@@ -430,27 +457,52 @@ std::vector<std::string> strings_of(const Json& a) {
 
 }  // namespace
 
-std::string rollback_text(const Json& r, bool color) {
-    const std::string result = text_of(r, "result");
-    if (result == "nothing_saved")
-        return text_of(r, "interface") + ": nothing to roll back (no saved originals)\n";
+namespace {
+
+struct RollbackView {
+    std::string interface, profile, result, error;
+    std::vector<RestoreView> restored;
+};
+
+std::string rollback_text(const RollbackView& r, bool color) {
+    if (r.result == "nothing_saved")
+        return r.interface + ": nothing to roll back (no saved originals)\n";
     std::string out;
-    if (!r.at("restored").empty() || result != "refused") {
-        out += fmt::format("{}: rollback of profile {}\n",
-                           paint(color, "1", text_of(r, "interface")), text_of(r, "profile"));
-        out += restore_text(r.at("restored"), color);
+    if (!r.restored.empty() || r.result != "refused") {
+        out += paint(color, "1", r.interface) + ": rollback of profile " + r.profile + "\n";
+        out += restore_text(r.restored, color);
     }
-    const std::string err = error_text(r);
-    if (result == "rolled_back")
+    const std::string& err = r.error;
+    if (r.result == "rolled_back")
         out += "result: original settings restored and verified\n";
-    else if (result == "partial")
+    else if (r.result == "partial")
         out += "result: " + paint(color, "1;31", "rollback incomplete") +
                "; the saved originals are kept\n";
     else
-        out += text_of(r, "interface") + ": " + paint(color, "1;31", "not rolled back") + ": " +
+        out += r.interface + ": " + paint(color, "1;31", "not rolled back") + ": " +
                (err.empty() ? "?" : err) + "\n";
-    if (!err.empty() && result != "refused") out += "  " + err + "\n";
+    if (!err.empty() && r.result != "refused") out += "  " + err + "\n";
     return out;
+}
+
+}  // namespace
+
+std::string rollback_text(const Json& r, bool color) {
+    return rollback_text(
+        RollbackView{text_of(r, "interface"), text_of(r, "profile"), text_of(r, "result"),
+                     error_text(r), restore_views(r.at("restored"))},
+        color);
+}
+
+std::string rollback_text(const RollbackResult& r, bool color) {
+    return rollback_text(
+        RollbackView{r.interface, r.profile, rollback_result_name(r),
+                     r.error ? r.error->str() : std::string(), restore_views(r.restored)},
+        color);
+}
+
+const char* rollback_result_name(const RollbackResult& r) {
+    return r.nothing_saved ? "nothing_saved" : tx_result_name(r.result);
 }
 
 std::string apply_text(const Json& r, bool color) {
@@ -467,7 +519,7 @@ std::string apply_text(const Json& r, bool color) {
     }
     for (const auto& s : r.at("system"))
         v.system.push_back(view_of(s));
-    v.rollback = r.at("rollback");
+    v.rollback = restore_views(r.at("rollback"));
     v.refusals = strings_of(r.at("refusals"));
     v.left = strings_of(r.at("left"));
     // "check" is absent in an older nictuned's reports.
@@ -495,8 +547,7 @@ std::string apply_text(const ApplyResult& r, bool color) {
     }
     for (const auto& s : r.system)
         v.system.push_back(view_of(s));
-    // Rollback lists are short; their JSON form keeps one renderer for them.
-    if (!r.rollback.empty()) v.rollback = apply_json(r).at("rollback");
+    v.rollback = restore_views(r.rollback);
     if (r.check) {
         v.check_name = r.check->name;
         v.check_outcome = check_outcome_name(r.check->outcome);

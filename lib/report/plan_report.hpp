@@ -27,6 +27,11 @@ std::string apply_text(const ApplyResult& result, bool color);
 
 nlohmann::json rollback_json(const RollbackResult& r);
 std::string rollback_text(const nlohmann::json& rollback, bool color);
+// The same text straight from a result (no JSON round trip: a direct
+// rollback of hundreds of interfaces).
+std::string rollback_text(const RollbackResult& rollback, bool color);
+// The result's "result" member: "nothing_saved", or tx_result_name().
+const char* rollback_result_name(const RollbackResult& r);
 
 nlohmann::json error_json(const Error& e);
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/transaction.hpp"
 #include "report/plan_report.hpp"
 
 namespace nictune {
@@ -76,6 +77,94 @@ TEST(ApplyText, ShortKeysPadToTwentyColumnsAndColourWrapsTheOutcome) {
     EXPECT_NE(text.find("  \033[1;31mfailed     \033[0m  channels.combined     channels."),
               std::string::npos)
         << text;
+}
+
+RollbackResult rolled_back() {
+    RollbackResult r;
+    r.interface = "p4p1";
+    r.profile = "jumbo";
+    r.result = TxResult::RolledBack;
+    r.restored = {{"p4p1", "link.mtu", uint64_t{1500}, true, ""},
+                  {"p4p1", "features.rx-gro", false, true, ""},
+                  {"", "sysctl.net.core.rmem_max", uint64_t{212992}, true, ""},
+                  {"p4p1", "channels.combined", uint64_t{8}, true,
+                   "the interface is gone; its settings went with it"}};
+    return r;
+}
+
+RollbackResult partial() {
+    RollbackResult r = rolled_back();
+    r.result = TxResult::Partial;
+    r.restored[1] = {"p4p1", "features.rx-gro", false, false,
+                     "reads back as true after the restore"};
+    r.restored[3] = {"p4p1", "coalesce.rx_usecs", std::monostate{}, false, "cannot read it back"};
+    r.error = Error{Errc::Kernel, 0, "p4p1: features.rx-gro", "reads back as true", {}};
+    return r;
+}
+
+TEST(RollbackText, RestoredAndNotRestoredLines) {
+    EXPECT_EQ(report::rollback_text(report::rollback_json(rolled_back()), false),
+              "p4p1: rollback of profile jumbo\n"
+              "  restored     p4p1: link.mtu = 1500\n"
+              "  restored     p4p1: features.rx-gro = false\n"
+              "  restored     sysctl.net.core.rmem_max = 212992\n"
+              "  restored     p4p1: channels.combined = 8  (the interface is gone; its settings "
+              "went with it)\n"
+              "result: original settings restored and verified\n");
+    EXPECT_EQ(report::rollback_text(report::rollback_json(partial()), false),
+              "p4p1: rollback of profile jumbo\n"
+              "  restored     p4p1: link.mtu = 1500\n"
+              "  NOT restored  p4p1: features.rx-gro = false  (reads back as true after the "
+              "restore)\n"
+              "  restored     sysctl.net.core.rmem_max = 212992\n"
+              "  NOT restored  p4p1: coalesce.rx_usecs = n/a  (cannot read it back)\n"
+              "result: rollback incomplete; the saved originals are kept\n"
+              "  p4p1: features.rx-gro: reads back as true\n");
+}
+
+// A direct run renders the result itself, nictuned's client its JSON: the
+// same text either way.
+TEST(RollbackText, FromTheResultAsFromItsJson) {
+    RollbackResult nothing;
+    nothing.interface = "p4p2";
+    nothing.nothing_saved = true;
+    RollbackResult refused;
+    refused.interface = "p4p3";
+    refused.profile = "jumbo";
+    refused.result = TxResult::Refused;
+    refused.error = Error{Errc::Busy, 0, "p4p3", "another transaction holds it", {}};
+    RollbackResult failed = refused;
+    failed.result = TxResult::Partial;
+    failed.error.reset();
+    for (const auto& r : {rolled_back(), partial(), nothing, refused, failed})
+        for (bool color : {false, true}) {
+            SCOPED_TRACE(r.interface + (color ? " in colour" : ""));
+            EXPECT_EQ(report::rollback_text(r, color),
+                      report::rollback_text(report::rollback_json(r), color));
+        }
+}
+
+TEST(ApplyText, AResultWithItsRollbackReadsAsItsJson) {
+    ApplyResult r;
+    r.transaction = "tx-2";
+    r.profile = "jumbo";
+    r.result = TxResult::Partial;
+    PlanStep mtu;
+    mtu.setting = SettingId::device(Key::LinkMtu);
+    mtu.requested = "link.mtu = 9000";
+    mtu.current = uint64_t{1500};
+    mtu.target = uint64_t{9000};
+    r.interfaces.push_back(
+        {"p4p1", {{mtu, Outcome::RolledBack, uint64_t{9000}, std::nullopt}}, {}});
+    r.rollback = partial().restored;
+    r.error = Error{Errc::Kernel, 0, "p4p1: link.mtu", "refused", {}};
+    for (bool color : {false, true}) {
+        const std::string text = report::apply_text(r, color);
+        EXPECT_EQ(text, report::apply_text(report::apply_json(r), color));
+        EXPECT_NE(text.find("NOT restored"), std::string::npos) << text;
+        EXPECT_NE(text.find("coalesce.rx_usecs = n/a  (cannot read it back)"), std::string::npos)
+            << text;
+    }
 }
 
 }  // namespace
