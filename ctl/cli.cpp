@@ -744,6 +744,14 @@ int cmd_rollback(const Globals& g, const std::vector<std::string>& ifaces, bool 
             }
         }
         if (!r) {
+            // In the JSON too, in the shape of a refused rollback's report:
+            // a script sees which interface failed, and why, field by field.
+            if (json)
+                all.push_back(Json{{"interface", ifaces[n]},
+                                   {"profile", ""},
+                                   {"result", "refused"},
+                                   {"restored", Json::array()},
+                                   {"error", report::error_json(r.error())}});
             rc = std::max(rc, report_error(r.error()));
             continue;
         }

@@ -60,6 +60,22 @@ Error to_error(const CallError& e, const char* method) {
     return out;
 }
 
+// The fields of an error inside a report: its JSON error object (the keys
+// of error_details.hpp's dictionary). As there, a key that is missing or of
+// another type is left alone.
+void read_error_json(const nlohmann::json& j, Error& e) {
+    auto string_field = [&](const char* key, std::string& out) {
+        if (auto it = j.find(key); it != j.end() && it->is_string()) out = it->get<std::string>();
+    };
+    if (auto it = j.find("errno"); it != j.end() && it->is_number_integer())
+        e.sys_errno = it->get<int>();
+    string_field("context", e.context);
+    string_field("interface", e.interface);
+    string_field("setting", e.setting);
+    string_field("message", e.message);
+    string_field("kernel_message", e.kernel_message);
+}
+
 Error from_dbus(const sdbus::Error& e, const char* method) {
     return to_error(CallError{e, std::nullopt}, method);
 }
@@ -239,6 +255,9 @@ Result<std::vector<Result<nlohmann::json>>> SdbusClient::rollback(
                 Error e;
                 e.code = errc_from_dbus(error);
                 e.message = std::get<3>(results[i]);
+                // Its fields, from a nictuned that sends them ({} before).
+                if (auto f = reports[i].find("error"); f != reports[i].end() && f->is_object())
+                    read_error_json(*f, e);
                 out.push_back(std::unexpected(std::move(e)));
             } else {
                 out.push_back(std::move(reports[i]));

@@ -599,7 +599,10 @@ Result<std::tuple<ManagerObject::RollbackResults, std::string>> ManagerObject::r
             (r.error->code == Errc::Busy || r.error->is_user_error())) {
             out.emplace_back(r.interface, std::string(tx_result_name(r.result)),
                              dbus_error_name(r.error->code), text(r.error->str()));
-            report += "{}";
+            // Its fields, as an error reply's details carry them (an older
+            // client reads name and message and skips this).
+            report += nlohmann::json{{"error", report::error_json(*r.error)}}.dump(
+                -1, ' ', false, nlohmann::json::error_handler_t::replace);
             continue;
         }
         if (r.result == TxResult::RolledBack) watcher_.note_rollback(r.interface);

@@ -200,7 +200,10 @@ TEST_F(DaemonTest, RollsBackSeveralInterfacesInOneCall) {
     const auto reports = parse_json(reply.at(1).get<std::string>());
     ASSERT_EQ(reports.size(), 2U);
     EXPECT_EQ(reports.at(0).at("result"), "rolled_back") << reports.dump(2);
-    EXPECT_TRUE(reports.at(1).empty());
+    // The error's fields, as its JSON error object.
+    EXPECT_EQ(reports.at(1).at("error").at("code"), "NoSuchInterface") << reports.dump(2);
+    EXPECT_EQ(reports.at(1).at("error").at("interface"), "nosuch0") << reports.dump(2);
+    EXPECT_EQ(reports.at(1).at("error").at("text"), "nosuch0: no such interface");
     EXPECT_EQ(mtu("xt0"), 1500U);
 
     // Not authorized: the whole call is refused, nothing changes.
@@ -259,6 +262,27 @@ TEST_F(DaemonTest, ARaisedErrorNamesItsInterfaceAsADirectRunDoes) {
         EXPECT_EQ(error.at("text"), "nosuch0: no such interface") << error.dump();
         EXPECT_EQ(error, parse_json(direct.out).at("error")) << direct.out;
     }
+}
+
+// One interface of several cannot be rolled back: --json names it with its
+// error object, the same through nictuned as directly.
+TEST_F(DaemonTest, ARollbackErrorNamesItsInterfaceAsADirectRunDoes) {
+    const std::vector<std::string> command{"rollback", "xt0", "nosuch0", "--json"};
+    auto bus = ctl(command);
+    auto direct = direct_ctl(command);
+    EXPECT_EQ(bus.status, 2) << bus.out << bus.err;
+    EXPECT_EQ(bus.status, direct.status) << direct.out << direct.err;
+    const auto all = parse_json(bus.out).at("rollbacks");
+    ASSERT_EQ(all.size(), 2U) << bus.out;
+    EXPECT_EQ(all.at(0).at("interface"), "xt0");
+    EXPECT_EQ(all.at(1).at("interface"), "nosuch0");
+    EXPECT_EQ(all.at(1).at("result"), "refused");
+    const auto error = all.at(1).at("error");
+    EXPECT_EQ(error.at("code"), "NoSuchInterface") << error.dump();
+    EXPECT_EQ(error.value("interface", ""), "nosuch0") << error.dump();
+    EXPECT_EQ(error.at("text"), "nosuch0: no such interface") << error.dump();
+    EXPECT_EQ(all.at(1), parse_json(direct.out).at("rollbacks").at(1)) << direct.out;
+    EXPECT_NE(bus.err.find("nosuch0: no such interface"), std::string::npos) << bus.err;
 }
 
 TEST_F(DaemonTest, ARaisedProfileErrorNamesItsSettingAsADirectRunDoes) {
