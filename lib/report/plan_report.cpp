@@ -433,7 +433,6 @@ StepView view_of(const Json& s) {
 }
 
 StepView view_of(const StepResult& r) {
-    const auto text = scalar_text;
     StepView v;
     v.key = r.step.setting.path();
     v.outcome = outcome_name(r.outcome);
@@ -441,9 +440,9 @@ StepView view_of(const StepResult& r) {
     v.resolution = resolution_name(r.step.resolution);
     v.requested = r.step.requested;
     v.note = r.step.note;
-    v.current = text(r.step.current);
-    v.target = text(r.step.target);
-    v.actual = text(r.actual);
+    v.current = scalar_text(r.step.current);
+    v.target = scalar_text(r.step.target);
+    v.actual = scalar_text(r.actual);
     if (r.error) v.error = r.error->str();
     return v;
 }

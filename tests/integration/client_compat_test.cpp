@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -33,16 +34,75 @@ using Restored =
 using Outcomes = std::vector<
     sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string>>;
 
+// A stand-in owning org.nictune1 on the private bus: `add` registers its
+// methods on /org/nictune1, then it serves them from a thread of its own
+// until it is destroyed. A class whose methods use its other members
+// declares its FakePeer last, so that serving stops before they go.
+class FakePeer {
+  public:
+    FakePeer(const std::string& address, const std::function<void(sdbus::IObject&)>& add)
+        : conn_(sdbus::createSessionBusConnectionWithAddress(address)),
+          object_(sdbus::createObject(*conn_, "/org/nictune1")) {
+        add(*object_);
+        object_->finishRegistration();
+        conn_->requestName("org.nictune1");
+        conn_->enterEventLoopAsync();
+    }
+    ~FakePeer() { stop(); }
+    // Stops serving (for a class that must drop what its methods kept
+    // while the connection still exists).
+    void stop() {
+        if (serving_) conn_->leaveEventLoop();
+        serving_ = false;
+    }
+    FakePeer(const FakePeer&) = delete;
+    FakePeer& operator=(const FakePeer&) = delete;
+
+  private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<sdbus::IObject> object_;
+    bool serving_ = true;
+};
+
+// Each test: a private dbus-daemon, and nictunectl's client on it.
+class ClientCompat : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
+        std::string why;
+        bus_ = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
+        ASSERT_TRUE(bus_) << why;
+    }
+    [[nodiscard]] const std::string& address() const { return bus_->address(); }
+    // Connected after the stand-in owns its name.
+    std::unique_ptr<dbus::Client> client() {
+        std::string why;
+        auto c = dbus::Client::connect(address(), &why);
+        EXPECT_TRUE(c) << why;
+        return c;
+    }
+
+  private:
+    std::unique_ptr<PrivateBus> bus_;
+};
+
 // org.nictune1.Manager as nictuned had it before RollbackInterfaces and
 // before error details: only Rollback and Apply matter here. It knows eth-a
 // (rolled back) and refuses anything else as an unknown interface, as
 // nictuned does, with the error's name and text alone.
 class OlderNictuned {
   public:
-    explicit OlderNictuned(const std::string& address) {
-        conn_ = sdbus::createSessionBusConnectionWithAddress(address);
-        object_ = sdbus::createObject(*conn_, "/org/nictune1");
-        object_->registerMethod("Apply")
+    explicit OlderNictuned(const std::string& address)
+        : peer_(address, [this](sdbus::IObject& object) { add(object); }) {}
+
+    std::vector<std::string> calls() {
+        std::lock_guard lock(mu_);
+        return calls_;
+    }
+
+  private:
+    void add(sdbus::IObject& object) {
+        object.registerMethod("Apply")
             .onInterface("org.nictune1.Manager")
             .withInputParamNames("profile", "interfaces", "flags")
             .withOutputParamNames("transaction", "result", "outcomes", "report")
@@ -52,7 +112,7 @@ class OlderNictuned {
                 throw sdbus::Error("org.nictune1.Error.NoSuchInterface",
                                    names.at(0) + ": no such interface");
             });
-        object_->registerMethod("Rollback")
+        object.registerMethod("Rollback")
             .onInterface("org.nictune1.Manager")
             .withInputParamNames("interface")
             .withOutputParamNames("result", "restored", "report")
@@ -70,33 +130,17 @@ class OlderNictuned {
                                        std::string(R"({"interface": "eth-a", "result": )"
                                                    R"("rolled_back"})"));
             });
-        object_->finishRegistration();
-        conn_->requestName("org.nictune1");
-        conn_->enterEventLoopAsync();
-    }
-    ~OlderNictuned() { conn_->leaveEventLoop(); }
-
-    std::vector<std::string> calls() {
-        std::lock_guard lock(mu_);
-        return calls_;
     }
 
-  private:
-    std::unique_ptr<sdbus::IConnection> conn_;
-    std::unique_ptr<sdbus::IObject> object_;
     std::mutex mu_;
     std::vector<std::string> calls_;
+    FakePeer peer_;  // last: it stops serving before the members above go
 };
 
-TEST(ClientCompat, RollbackOfSeveralFallsBackToOneCallEachOnAnOlderNictuned) {
-    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
-    std::string why;
-    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
-    ASSERT_TRUE(bus) << why;
-    OlderNictuned older(bus->address());
-
-    auto client = dbus::Client::connect(bus->address(), &why);
-    ASSERT_TRUE(client) << why;
+TEST_F(ClientCompat, RollbackOfSeveralFallsBackToOneCallEachOnAnOlderNictuned) {
+    OlderNictuned older(address());
+    auto client = this->client();
+    ASSERT_TRUE(client);
     auto r = client->rollback(std::vector<std::string>{"eth-a", "eth-b"});
     ASSERT_TRUE(r) << r.error().str();
     ASSERT_EQ(r->size(), 2U);
@@ -114,15 +158,10 @@ TEST(ClientCompat, RollbackOfSeveralFallsBackToOneCallEachOnAnOlderNictuned) {
     EXPECT_EQ(older.calls(), (std::vector<std::string>{"eth-a", "eth-b"}));
 }
 
-TEST(ClientCompat, AnErrorWithoutDetailsFromAnOlderNictunedIsItsNameAndMessage) {
-    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
-    std::string why;
-    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
-    ASSERT_TRUE(bus) << why;
-    OlderNictuned older(bus->address());
-
-    auto client = dbus::Client::connect(bus->address(), &why);
-    ASSERT_TRUE(client) << why;
+TEST_F(ClientCompat, AnErrorWithoutDetailsFromAnOlderNictunedIsItsNameAndMessage) {
+    OlderNictuned older(address());
+    auto client = this->client();
+    ASSERT_TRUE(client);
     auto r = client->apply("jumbo", {"eth-b"}, false, false);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, Errc::NoSuchInterface);
@@ -135,48 +174,30 @@ TEST(ClientCompat, AnErrorWithoutDetailsFromAnOlderNictunedIsItsNameAndMessage) 
 // A peer that owns org.nictune1 and answers Audit and Plan with errors
 // whose second argument is not nictuned's details: a string, and a
 // dictionary with a field of the wrong type.
-class OddPeer {
-  public:
-    explicit OddPeer(const std::string& address) {
-        conn_ = sdbus::createSessionBusConnectionWithAddress(address);
-        object_ = sdbus::createObject(*conn_, "/org/nictune1");
-        object_->registerMethod(
-            "org.nictune1.Manager", "Audit", "assa{sv}", "a(sssssss)s", [](sdbus::MethodCall call) {
-                auto reply = call.createErrorReply(
-                    sdbus::Error("org.nictune1.Error.NoSuchInterface", "x0: gone"));
-                reply << std::string("not a dictionary");
-                reply.send();
-            });
-        object_->registerMethod(
-            "org.nictune1.Manager", "Plan", "sasa{sv}", "a(sisssssb)s", [](sdbus::MethodCall call) {
-                auto reply = call.createErrorReply(
-                    sdbus::Error("org.nictune1.Error.InvalidProfile", "p.toml:1:1: bad"));
-                reply << std::map<std::string, sdbus::Variant>{
-                    {"interface", sdbus::Variant(int32_t{7})},
-                    {"setting", sdbus::Variant(std::string("link.mtu"))},
-                    {"from_the_future", sdbus::Variant(true)}};
-                reply.send();
-            });
-        object_->finishRegistration();
-        conn_->requestName("org.nictune1");
-        conn_->enterEventLoopAsync();
-    }
-    ~OddPeer() { conn_->leaveEventLoop(); }
+void add_odd_methods(sdbus::IObject& object) {
+    object.registerMethod("org.nictune1.Manager", "Audit", "assa{sv}", "a(sssssss)s",
+                          [](sdbus::MethodCall call) {
+                              auto reply = call.createErrorReply(
+                                  sdbus::Error("org.nictune1.Error.NoSuchInterface", "x0: gone"));
+                              reply << std::string("not a dictionary");
+                              reply.send();
+                          });
+    object.registerMethod(
+        "org.nictune1.Manager", "Plan", "sasa{sv}", "a(sisssssb)s", [](sdbus::MethodCall call) {
+            auto reply = call.createErrorReply(
+                sdbus::Error("org.nictune1.Error.InvalidProfile", "p.toml:1:1: bad"));
+            reply << std::map<std::string, sdbus::Variant>{
+                {"interface", sdbus::Variant(int32_t{7})},
+                {"setting", sdbus::Variant(std::string("link.mtu"))},
+                {"from_the_future", sdbus::Variant(true)}};
+            reply.send();
+        });
+}
 
-  private:
-    std::unique_ptr<sdbus::IConnection> conn_;
-    std::unique_ptr<sdbus::IObject> object_;
-};
-
-TEST(ClientCompat, DetailsOfAnotherShapeOrTypeAreLeftAlone) {
-    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
-    std::string why;
-    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
-    ASSERT_TRUE(bus) << why;
-    OddPeer peer(bus->address());
-
-    auto client = dbus::Client::connect(bus->address(), &why);
-    ASSERT_TRUE(client) << why;
+TEST_F(ClientCompat, DetailsOfAnotherShapeOrTypeAreLeftAlone) {
+    FakePeer peer(address(), add_odd_methods);
+    auto client = this->client();
+    ASSERT_TRUE(client);
     auto audit = client->audit({"x0"}, "", false);
     ASSERT_FALSE(audit);
     EXPECT_EQ(audit.error().code, Errc::NoSuchInterface);
@@ -191,41 +212,39 @@ TEST(ClientCompat, DetailsOfAnotherShapeOrTypeAreLeftAlone) {
     EXPECT_EQ(plan.error().message, "p.toml:1:1: bad") << "no \"message\" key: the message";
 }
 
-// A peer that takes Status and never answers it.
+// A peer that takes Status and never answers it (the calls are held, not
+// dropped, so that no error reply goes back either).
 class SilentPeer {
   public:
-    explicit SilentPeer(const std::string& address) {
-        conn_ = sdbus::createSessionBusConnectionWithAddress(address);
-        object_ = sdbus::createObject(*conn_, "/org/nictune1");
-        object_->registerMethod("org.nictune1.Manager", "Status", "", "a(sisssb)s",
-                                [this](sdbus::MethodCall call) {
-                                    std::lock_guard lock(mu_);
-                                    held_.push_back(std::move(call));
-                                });
-        object_->finishRegistration();
-        conn_->requestName("org.nictune1");
-        conn_->enterEventLoopAsync();
+    explicit SilentPeer(const std::string& address)
+        : peer_(address, [this](sdbus::IObject& object) {
+              object.registerMethod("org.nictune1.Manager", "Status", "", "a(sisssb)s",
+                                    [this](sdbus::MethodCall call) {
+                                        std::lock_guard lock(mu_);
+                                        held_.push_back(std::move(call));
+                                    });
+          }) {}
+    // The held calls belong to the connection: dropped before it goes.
+    ~SilentPeer() {
+        peer_.stop();
+        held_.clear();
     }
-    ~SilentPeer() { conn_->leaveEventLoop(); }
+    SilentPeer(const SilentPeer&) = delete;
+    SilentPeer& operator=(const SilentPeer&) = delete;
 
   private:
-    std::unique_ptr<sdbus::IConnection> conn_;
-    std::unique_ptr<sdbus::IObject> object_;
     std::mutex mu_;
     std::vector<sdbus::MethodCall> held_;
+    FakePeer peer_;  // last: it stops serving before the members above go
 };
 
 // The client waits for a reply by processing its own connection: a call
 // nobody answers ends at the connection's method call timeout (sd-bus
 // answers it with NoReply), it does not wait for ever.
-TEST(ClientCompat, ACallNobodyAnswersEndsAtTheTimeout) {
-    if (!have_program("dbus-daemon")) GTEST_SKIP() << "needs dbus-daemon for a private bus";
-    std::string why;
-    auto bus = PrivateBus::start(fs::path(NICTUNE_TEST_DATA) / "tuned" / "bus.conf", &why);
-    ASSERT_TRUE(bus) << why;
-    SilentPeer peer(bus->address());
+TEST_F(ClientCompat, ACallNobodyAnswersEndsAtTheTimeout) {
+    SilentPeer peer(address());
 
-    auto conn = sdbus::createSessionBusConnectionWithAddress(bus->address());
+    auto conn = sdbus::createSessionBusConnectionWithAddress(address());
     conn->setMethodCallTimeout(std::chrono::milliseconds(300));
     auto proxy = sdbus::createProxy(*conn, "org.nictune1", "/org/nictune1");
     auto call = proxy->createMethodCall("org.nictune1.Manager", "Status");
