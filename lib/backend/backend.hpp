@@ -186,6 +186,13 @@ class Backend {
         (void)on;
         return false;
     }
+    // Whether reading `interfaces` interfaces back after their SETs costs
+    // less than observing their notifications; a transaction then does not
+    // observe (tx::Observing). The default: never.
+    virtual bool read_back_is_cheaper(std::size_t interfaces) const {
+        (void)interfaces;
+        return false;
+    }
     // What was observed, for each interface (by ifindex) and the families
     // asked of it (bit(Section::Link): the rtnetlink link). An interface
     // comes in `nics` when every asked family of it was notified

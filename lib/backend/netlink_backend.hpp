@@ -76,6 +76,9 @@ class NetlinkBackend final : public Backend {
     std::vector<Result<void>> set_features_many(std::span<const FeatureChange> changes) override;
 
     bool observe_changes(bool on) override;
+    // Many interfaces, at least half of the links of the last link dump:
+    // their read-back is one dump per family (netlink_backend.cpp).
+    bool read_back_is_cheaper(std::size_t interfaces) const override;
     Observed observed(std::span<const ObserveRequest> wanted) override;
     // Opened on first use: audits that leave health out never pay for it.
     HealthReader* health() override;
@@ -116,6 +119,8 @@ class NetlinkBackend final : public Backend {
         int depth = 0;       // nested observe_changes(true)
     };
     std::unique_ptr<Observer> observer_;
+    // The links of the last full link dump; 0 before the first.
+    std::size_t links_dumped_ = 0;
 
     NetlinkBackendOptions opts_;
     std::unique_ptr<rtnl::Socket> rtnl_;

@@ -563,8 +563,9 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     auto writes = writes_of(plan, refs);
     auto originals = save_originals(store, plan, names, res.transaction);
     if (!originals) return refused(std::move(res), std::move(originals.error()));
-    // The kernel's notifications of these changes verify them (see reread).
-    tx::Observing observing(be);
+    // The kernel's notifications of these changes verify them, or a read
+    // where that costs less (see reread).
+    tx::Observing observing(be, writes);
     TxState s{be,
               store,
               std::move(res),

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sysinfo/procsys.hpp"
 
@@ -254,6 +256,13 @@ void reread_system(Backend& be, const std::vector<Write>& writes, Reread& out) {
 
 }  // namespace
 
+std::size_t interfaces_written(const std::vector<Write>& writes) {
+    std::unordered_set<int> seen;
+    for (const auto& w : writes)
+        if (w.nic) seen.insert(w.nic->ifindex);
+    return seen.size();
+}
+
 Reread reread(Backend& be, const std::vector<Write>& writes) {
     Reread out;
     const auto wanted = touched_families(writes);
@@ -317,7 +326,7 @@ RestoreResult judge_restore(const Write& w, const std::optional<Error>& e, const
 
 std::vector<RestoreResult> restore(Backend& be, const std::vector<Write>& writes) {
     std::vector<RestoreResult> out;
-    Observing observing(be);
+    Observing observing(be, writes);
     // A restore goes on after a failure: every value it can put back, it must.
     auto errors = execute(be, writes, false).errors;
     auto again = reread(be, writes);

@@ -82,17 +82,28 @@ struct Reread {
 };
 Reread reread(Backend& be, const std::vector<Write>& writes);
 
+// How many interfaces `writes` touch.
+std::size_t interfaces_written(const std::vector<Write>& writes);
+
 // Observes the kernel's change notifications for as long as it lives
 // (Backend::observe_changes).
 class Observing {
   public:
-    explicit Observing(Backend& be) : be_(be) { be_.observe_changes(true); }
-    ~Observing() { be_.observe_changes(false); }
+    // Observes the changes of `writes`, unless the backend reads them back
+    // more cheaply (Backend::read_back_is_cheaper).
+    Observing(Backend& be, const std::vector<Write>& writes)
+        : be_(be), on_(!be.read_back_is_cheaper(interfaces_written(writes))) {
+        if (on_) be_.observe_changes(true);
+    }
+    ~Observing() {
+        if (on_) be_.observe_changes(false);
+    }
     Observing(const Observing&) = delete;
     Observing& operator=(const Observing&) = delete;
 
   private:
     Backend& be_;
+    bool on_;
 };
 
 // Undo: writes `writes` (the values to restore), all of them whatever

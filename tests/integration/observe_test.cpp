@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/netlink_backend.hpp"
+#include "engine/tx_steps.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
 
@@ -174,6 +175,75 @@ TEST_F(Observe, LostNotificationsMeanAReadAndTheRightOutcome) {
         (*be)->observe_changes(false);
     });
     EXPECT_EQ(parse_json(ns_->exec("ip -j link show ob39").out).at(0).at("mtu"), 2000);
+}
+
+// Many interfaces, at least half of the namespace's links, are read back
+// (one dump per family) rather than observed: a transaction's Observing
+// then leaves the notifications alone, and the read-back verifies the
+// writes, equal to `ip`. Few are observed. The choice needs a link dump
+// first, and more interfaces than are read one by one.
+TEST_F(Observe, ManyInterfacesAreReadBackWhereTheDumpsCostLess) {
+    // dm0-dm39: 20 veth pairs; 43 links with lo, nt0 and nt1.
+    std::string cmd;
+    for (int i = 0; i < 40; i += 2)
+        cmd += "ip link add name dm" + std::to_string(i) + " type veth peer name dm" +
+               std::to_string(i + 1) + " && ";
+    ASSERT_EQ(ns_->exec(cmd + "true").status, 0);
+    ns_->run_inside([&] {
+        auto be = NetlinkBackend::open();
+        ASSERT_TRUE(be) << be.error().str();
+        EXPECT_FALSE((*be)->read_back_is_cheaper(40)) << "no link dump yet";
+        std::vector<std::string> names;
+        for (int i = 0; i < 40; ++i)
+            names.push_back("dm" + std::to_string(i));
+        ReadRequest req{names, true};
+        req.identity = false;
+        auto before = (*be)->read_interfaces(req);  // 40 > 32: the dumps
+        ASSERT_TRUE(before && before->size() == names.size());
+        EXPECT_TRUE((*be)->read_back_is_cheaper(40));
+        EXPECT_TRUE((*be)->read_back_is_cheaper(33)) << "33 of 43 links";
+        EXPECT_FALSE((*be)->read_back_is_cheaper(32)) << "read one by one";
+
+        std::vector<tx::Write> all;
+        std::vector<Backend::ObserveRequest> wanted;
+        for (const auto& n : *before) {
+            const NicRef nic{n.id.ifindex, n.id.name};
+            all.push_back({nic, SettingId::device(Key::LinkMtu), uint64_t{2000}, 0, 0});
+            wanted.push_back({nic, kLink});
+        }
+        {
+            tx::Observing observing(**be, all);
+            const auto run = tx::execute(**be, all, true);
+            for (const auto& e : run.errors)
+                ASSERT_FALSE(e) << e->str();
+            EXPECT_EQ((*be)->observed(wanted).missing.size(), all.size())
+                << "not observed: every interface is to be read";
+            const auto again = tx::reread(**be, all);
+            ASSERT_FALSE(again.nics_error) << again.nics_error->str();
+            for (const auto& w : all) {
+                const NicState* nic = again.find(w.nic->ifindex);
+                ASSERT_NE(nic, nullptr) << w.nic->name;
+                EXPECT_EQ(nic->values.get(Key::LinkMtu), std::optional<uint64_t>(2000))
+                    << w.nic->name;
+            }
+        }
+        // Ten of them: observed.
+        std::vector<tx::Write> few(all.begin(), all.begin() + 10);
+        for (auto& w : few)
+            w.value = uint64_t{3000};
+        tx::Observing observing(**be, few);
+        for (const auto& e : tx::execute(**be, few, true).errors)
+            ASSERT_FALSE(e) << e->str();
+        std::vector<Backend::ObserveRequest> ten(wanted.begin(), wanted.begin() + 10);
+        const auto seen = (*be)->observed(ten);
+        EXPECT_TRUE(seen.missing.empty()) << "observed";
+        ASSERT_EQ(seen.nics.size(), 10U);
+        EXPECT_EQ(seen.nics[9].values.get(Key::LinkMtu), std::optional<uint64_t>(3000));
+    });
+    for (int i : {0, 9, 10, 39})
+        EXPECT_EQ(
+            parse_json(ns_->exec("ip -j link show dm" + std::to_string(i)).out).at(0).at("mtu"),
+            i < 10 ? 3000 : 2000);
 }
 
 // [irq] comes back from the writes' own read-backs (fixture /proc/irq
