@@ -42,7 +42,8 @@ void write_values(JsonWriter& w, const char* name, const std::vector<SavedValue>
 // Written in one pass: a transaction over hundreds of interfaces saves a
 // record each, twice, and building a JSON tree for each cost more than the
 // netlink requests.
-void append_interface_text(std::string& out, const InterfaceRecord& r) {
+// False when one of its strings was not valid UTF-8 (written with U+FFFD).
+bool append_interface_text(std::string& out, const InterfaceRecord& r) {
     JsonWriter w(out, 0);
     w.begin_object();
     w.field("version", kVersion);
@@ -59,12 +60,13 @@ void append_interface_text(std::string& out, const InterfaceRecord& r) {
     w.field("updated_at", r.updated_at);
     w.end_object();
     out += '\n';
+    return !w.replaced_invalid_utf8();
 }
 
 std::string interface_text(const InterfaceRecord& r) {
     std::string out;
-    out.reserve(1536);  // nine saved values and their targets: about 1,100 bytes
-    append_interface_text(out, r);
+    out.reserve(1536);                    // nine saved values and their targets: about 1,100 bytes
+    (void)append_interface_text(out, r);  // what cannot be saved still prints
     return out;
 }
 
@@ -96,12 +98,6 @@ std::string system_text(const SystemRecord& r) {
 bool scalar_utf8(const Scalar& s) {
     const auto* t = std::get_if<std::string>(&s);
     return !t || valid_utf8(*t);
-}
-
-bool values_utf8(const std::vector<SavedValue>& values) {
-    return std::all_of(values.begin(), values.end(), [](const SavedValue& v) {
-        return valid_utf8(v.key) && scalar_utf8(v.value);
-    });
 }
 
 // ---- decoding
@@ -372,12 +368,6 @@ Result<SystemRecord> system_record_from_json(std::string_view text, const std::s
 
 namespace {
 
-bool savable(const InterfaceRecord& r) {
-    return valid_utf8(r.name) && valid_utf8(r.mac) && (!r.perm_mac || valid_utf8(*r.perm_mac)) &&
-           (!r.bus_info || valid_utf8(*r.bus_info)) && valid_utf8(r.profile) &&
-           valid_utf8(r.transaction) && values_utf8(r.originals) && values_utf8(r.targets);
-}
-
 std::unexpected<Error> not_utf8(std::string source) {
     return fail(Errc::InvalidArgument, std::move(source),
                 "cannot save a string that is not valid UTF-8");
@@ -386,8 +376,10 @@ std::unexpected<Error> not_utf8(std::string source) {
 }  // namespace
 
 Result<std::string> text_for_saving(const InterfaceRecord& r, const std::string& source) {
-    if (!savable(r)) return not_utf8(source);
-    return interface_text(r);
+    std::string out;
+    out.reserve(1536);
+    if (!append_interface_text(out, r)) return not_utf8(source);
+    return out;
 }
 
 Result<void> append_for_saving(std::string& out, const InterfaceRecord& r,
@@ -395,8 +387,13 @@ Result<void> append_for_saving(std::string& out, const InterfaceRecord& r,
     if (auto ok = check_record_name(r.name); !ok) return ok;
     // The file's name only for the error: building it for each of hundreds
     // of records showed in the profile.
-    if (!savable(r)) return not_utf8((dir / (r.name + ".json")).string());
-    append_interface_text(out, r);
+    // Checked as it is written, and taken back when a string was not valid
+    // UTF-8 (a separate pass over every string showed in the profile).
+    const std::size_t mark = out.size();
+    if (!append_interface_text(out, r)) {
+        out.resize(mark);
+        return not_utf8((dir / (r.name + ".json")).string());
+    }
     return {};
 }
 

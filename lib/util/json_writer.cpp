@@ -37,8 +37,9 @@ std::string to_valid_utf8(std::string_view s) {
     return out;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
+bool append_json_string(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
+    bool valid = true;
     out += '"';
     std::size_t i = 0;
     while (i < s.size()) {
@@ -60,6 +61,7 @@ void append_json_string(std::string& out, std::string_view s) {
                 i += n;
             } else {
                 out += "\\ufffd";
+                valid = false;
                 ++i;
             }
             continue;
@@ -94,6 +96,7 @@ void append_json_string(std::string& out, std::string_view s) {
         ++i;
     }
     out += '"';
+    return valid;
 }
 
 void JsonWriter::item() {
@@ -139,7 +142,7 @@ void JsonWriter::end_array() {
 
 void JsonWriter::key(std::string_view k) {
     item();
-    append_json_string(out_, k);
+    replaced_ |= !append_json_string(out_, k);
     out_ += indent_ > 0 ? ": " : ":";
     after_key_ = true;
 }
@@ -159,7 +162,7 @@ std::string quote_key(std::string_view k) {
 
 void JsonWriter::value(std::string_view s) {
     item();
-    append_json_string(out_, s);
+    replaced_ |= !append_json_string(out_, s);
 }
 
 void JsonWriter::value(bool b) {

@@ -103,6 +103,11 @@ class JsonWriter {
     }
     void value(std::nullptr_t) { null(); }
 
+    // Whether a string written so far was not valid UTF-8 (and got U+FFFD):
+    // for what must read back byte for byte, checked once it is written
+    // instead of in a pass of its own.
+    [[nodiscard]] bool replaced_invalid_utf8() const { return replaced_; }
+
   private:
     void item();  // separator and indentation before a value in a container
     void open(char c);
@@ -112,10 +117,12 @@ class JsonWriter {
     int indent_;
     std::vector<int> counts_;  // items written so far, per open container
     bool after_key_ = false;
+    bool replaced_ = false;
 };
 
-// Appends s as a JSON string literal (quotes included).
-void append_json_string(std::string& out, std::string_view s);
+// Appends s as a JSON string literal (quotes included). False when s was
+// not valid UTF-8 (its bad bytes are written as U+FFFD).
+bool append_json_string(std::string& out, std::string_view s);
 // "\"name\": ", for JsonWriter::quoted_key.
 std::string quote_key(std::string_view k);
 

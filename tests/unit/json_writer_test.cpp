@@ -53,6 +53,28 @@ TEST(JsonWriter, ReplacesInvalidUtf8SoTheOutputStaysValid) {
               "ok \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 }
 
+// The writer says whether a key or a string value had to be repaired; UTF-8
+// beyond ASCII is not.
+TEST(JsonWriter, SaysWhetherItReplacedInvalidUtf8) {
+    std::string out;
+    JsonWriter w(out, 0);
+    w.begin_object();
+    w.field("caf\xc3\xa9", "\xe2\x82\xac 5");
+    EXPECT_FALSE(w.replaced_invalid_utf8());
+    w.field("k", "bad \xff");
+    EXPECT_TRUE(w.replaced_invalid_utf8());
+    w.end_object();
+    EXPECT_EQ(nlohmann::json::parse(out).at("k"), "bad \xef\xbf\xbd");
+
+    std::string out2;
+    JsonWriter w2(out2, 2);
+    w2.begin_object();
+    w2.field("\xc3", 1);
+    EXPECT_TRUE(w2.replaced_invalid_utf8()) << "a key as well";
+    EXPECT_FALSE(append_json_string(out2, "\xed\xa0\x80"));
+    EXPECT_TRUE(append_json_string(out2, "\xf0\x9f\x94\x8c"));
+}
+
 TEST(AuditJson, ParsesBackWithTheDocumentedFields) {
     AuditReport r;
     r.interfaces.push_back(InterfaceAudit{test::ixgbe_port(), std::nullopt, {}});

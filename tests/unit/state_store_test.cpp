@@ -709,6 +709,50 @@ TEST(StateStore, RefusesToSaveTextThatIsNotUtf8) {
     EXPECT_TRUE(entries(tmp.path()).empty());
 }
 
+// Every string of a record is checked as it is written: one that is not
+// UTF-8 in any place refuses the record (alone, in a batch, in the journal)
+// and writes nothing; UTF-8 beyond ASCII is saved and read back byte for
+// byte.
+TEST(StateStore, EachStringOfARecordMustBeUtf8AndNonAsciiReadsBackAsWritten) {
+    using Bad = std::function<void(InterfaceRecord&)>;
+    const std::vector<std::pair<const char*, Bad>> places{
+        {"mac", [](InterfaceRecord& r) { r.mac = "3c:fd\xc3"; }},
+        {"perm_mac", [](InterfaceRecord& r) { r.perm_mac = "\xff"; }},
+        {"bus_info", [](InterfaceRecord& r) { r.bus_info = "0000:\xed\xa0\x80"; }},
+        {"profile", [](InterfaceRecord& r) { r.profile = "x520\x80"; }},
+        {"transaction", [](InterfaceRecord& r) { r.transaction = "t\xfe"; }},
+        {"an original's key", [](InterfaceRecord& r) { r.originals[0].key = "link.\xff"; }},
+        {"a target's value", [](InterfaceRecord& r) { r.targets[2].value = std::string("h\xc0"); }},
+    };
+    for (const auto& [place, spoil] : places) {
+        TempDir tmp;
+        StateStore store(tmp.path());
+        auto bad = sample_interface("p4p2");
+        spoil(bad);
+        const auto one = store.save_interface(bad);
+        ASSERT_FALSE(one) << place;
+        EXPECT_EQ(one.error().code, Errc::InvalidArgument) << place;
+        const std::vector<InterfaceRecord> batch{sample_interface("p4p1"), bad};
+        const auto many = store.save_interfaces(batch);
+        ASSERT_FALSE(many) << place;
+        EXPECT_EQ(many.error().context, (tmp.path() / "interfaces" / "p4p2.json").string())
+            << place;
+        EXPECT_FALSE(journal_text_for_saving("t1", batch, tmp.path() / "interfaces")) << place;
+        EXPECT_FALSE(store.has_interface("p4p1")) << place;
+        EXPECT_FALSE(store.has_interface("p4p2")) << place;
+    }
+    TempDir tmp;
+    StateStore store(tmp.path());
+    auto good = sample_interface("p4p1");
+    good.profile = "r\xc3\xa9seau-\xe2\x82\xac";
+    good.targets[2].value = std::string("\xf0\x9f\x94\x8c");
+    ASSERT_TRUE(store.save_interfaces(std::vector<InterfaceRecord>{good}));
+    const auto back = store.load_interface("p4p1");
+    ASSERT_TRUE(back && *back) << (back ? "no record" : back.error().str());
+    EXPECT_EQ((*back)->profile, good.profile);
+    EXPECT_EQ((*back)->targets[2].value, good.targets[2].value);
+}
+
 // A batch (one file for many records) and the journal refuse the whole
 // batch for one record that is not UTF-8, name that record's file, and
 // write nothing.
