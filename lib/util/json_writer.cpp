@@ -1,8 +1,10 @@
 #include "util/json_writer.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "util/strings.hpp"
 
@@ -37,8 +39,60 @@ std::string to_valid_utf8(std::string_view s) {
     return out;
 }
 
+namespace {
+
+// Bytes that go into a JSON string as they are: printable ASCII but the
+// quote and the backslash.
+constexpr auto kPlain = [] {
+    std::array<bool, 256> t{};
+    for (std::size_t c = 0x20; c < 0x80; ++c)
+        t[c] = c != '"' && c != '\\';
+    return t;
+}();
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighs = 0x8080808080808080ULL;
+
+// Whether one of the eight bytes of w is zero.
+constexpr bool has_zero_byte(uint64_t w) {
+    return ((w - kOnes) & ~w & kHighs) != 0;
+}
+
+// Whether one of the eight bytes of w is not plain: below 0x20 (the
+// subtraction borrows), 0x80 and above (the high bit), a quote or a
+// backslash. It may say so of a plain byte after one that is not, never
+// the other way round.
+constexpr bool needs_care(uint64_t w) {
+    return (((w - kOnes * 0x20) | w) & kHighs) != 0 || has_zero_byte(w ^ (kOnes * '"')) ||
+           has_zero_byte(w ^ (kOnes * '\\'));
+}
+
+// Whether every byte of s is plain: eight at a time, the rest one by one.
+bool all_plain(std::string_view s) {
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        uint64_t w;
+        std::memcpy(&w, s.data() + i, 8);
+        if (needs_care(w)) break;
+    }
+    for (; i < s.size(); ++i)
+        if (!kPlain[static_cast<unsigned char>(s[i])]) return false;
+    return true;
+}
+
+}  // namespace
+
 bool append_json_string(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
+    // Names, keys and values are nearly always plain ASCII: one copy. A
+    // transaction over 512 interfaces writes some 60,000 strings.
+    if (all_plain(s)) {
+        out.reserve(out.size() + s.size() + 2);
+        out += '"';
+        out.append(s);
+        out += '"';
+        return true;
+    }
     bool valid = true;
     out += '"';
     std::size_t i = 0;
@@ -46,11 +100,8 @@ bool append_json_string(std::string& out, std::string_view s) {
         // Copy the longest run that needs no escaping in one append: names
         // and keys are almost always plain ASCII.
         std::size_t j = i;
-        while (j < s.size()) {
-            const auto c = static_cast<unsigned char>(s[j]);
-            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+        while (j < s.size() && kPlain[static_cast<unsigned char>(s[j])])
             ++j;
-        }
         out.append(s.data() + i, j - i);
         i = j;
         if (i == s.size()) break;

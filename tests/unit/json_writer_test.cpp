@@ -53,6 +53,38 @@ TEST(JsonWriter, ReplacesInvalidUtf8SoTheOutputStaysValid) {
               "ok \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 }
 
+// The fast path reads eight bytes at a time: a byte that needs escaping or
+// checking, at every position of strings of every length around a word,
+// comes out as nlohmann::json writes it (with U+FFFD for a byte that is not
+// UTF-8).
+TEST(JsonWriter, EscapesAtEveryPositionOfAWord) {
+    const std::vector<std::string> odd{
+        std::string(1, '\0'), "\x01", "\x1f", "\"",  "\\", "\n", "\x7f",
+        "\xc3\xa9",           "\x80", "\xff", "\xc3"};
+    for (std::size_t len = 0; len <= 25; ++len) {
+        const std::string plain(len, 'a');
+        std::string out;
+        EXPECT_TRUE(append_json_string(out, plain));
+        EXPECT_EQ(out, nlohmann::json(plain).dump()) << len;
+        for (std::size_t at = 0; at < len; ++at)
+            for (const auto& o : odd) {
+                std::string s = plain;
+                s.replace(at, 1, o);
+                std::string got;
+                const bool valid = append_json_string(got, s);
+                const auto expect = nlohmann::json(s).dump(
+                    -1, ' ', false, nlohmann::json::error_handler_t::replace);
+                const bool utf8 = o != "\x80" && o != "\xff" && o != "\xc3";
+                EXPECT_EQ(valid, utf8) << len << " " << at;
+                if (utf8)
+                    EXPECT_EQ(got, expect) << len << " " << at;
+                else
+                    EXPECT_EQ(nlohmann::json::parse(got), nlohmann::json::parse(expect))
+                        << len << " " << at;
+            }
+    }
+}
+
 // The writer says whether a key or a string value had to be repaired; UTF-8
 // beyond ASCII is not.
 TEST(JsonWriter, SaysWhetherItReplacedInvalidUtf8) {
