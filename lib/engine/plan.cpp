@@ -473,6 +473,32 @@ bool Plan::has_changes() const {
                                           [&](const InterfacePlan& i) { return changes(i.steps); });
 }
 
+namespace {
+
+// Sorts an interface's steps by phase, keeping their order within a phase:
+// a handful of steps, so the order is found on their indices and each step
+// moved once (std::stable_sort allocated a buffer and moved the large steps
+// around for each of 512 interfaces, 4% of an apply).
+void in_phase_order(std::vector<PlanStep>& steps) {
+    const auto by_phase = [&](std::size_t a, std::size_t b) {
+        return steps[a].phase < steps[b].phase;
+    };
+    std::vector<std::size_t> order(steps.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    if (std::is_sorted(order.begin(), order.end(), by_phase)) return;
+    for (std::size_t i = 1; i < order.size(); ++i)  // insertion sort: stable
+        for (std::size_t j = i; j > 0 && by_phase(order[j], order[j - 1]); --j)
+            std::swap(order[j], order[j - 1]);
+    std::vector<PlanStep> sorted;
+    sorted.reserve(steps.size());
+    for (std::size_t i : order)
+        sorted.push_back(std::move(steps[i]));
+    steps = std::move(sorted);
+}
+
+}  // namespace
+
 Plan make_plan(const Profile& profile, std::span<const NicState> nics, const SystemState& system,
                const PlanOptions& opts) {
     Plan plan;
@@ -481,6 +507,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
     int order = 0;
     uint64_t rfs_entries = 0;  // RFS flow entries the interfaces' queues ask for
     plan.interfaces.reserve(nics.size());
+    FeatureExpansions expansions;  // the interfaces share the kernel's feature names
     for (const auto& st : nics) {
         InterfacePlan ip;
         ip.id = st.id;
@@ -507,7 +534,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
                                           " is listed as bad by profile " + profile.name +
                                           ": tuning will not fix the driver");
         }
-        auto res = resolve(profile, st, ResolveContext{opts.facts, &system});
+        auto res = resolve(profile, st, ResolveContext{opts.facts, &system, &expansions});
         ip.steps.reserve(res.settings.size() + res.features.size());
         for (const auto& r : res.settings)
             ip.steps.push_back(device_step(r, st));
@@ -541,8 +568,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
                 "the channel change makes the driver request its IRQs again, possibly under "
                 "other numbers: [irq] is planned on the IRQs it has now; apply again afterwards "
                 "(nictuned does) to place new ones");
-        std::stable_sort(ip.steps.begin(), ip.steps.end(),
-                         [](const PlanStep& a, const PlanStep& b) { return a.phase < b.phase; });
+        in_phase_order(ip.steps);
         for (auto& s : ip.steps)
             if (s.kind == StepKind::Change) s.order = ++order;
         plan.interfaces.push_back(std::move(ip));

@@ -92,14 +92,32 @@ void apply_driver_facts(ResolvedSetting& r, const NicState& state, const DriverF
     }
 }
 
-void resolve_features(const Profile& profile, const NicState& state, Resolved& out) {
+}  // namespace
+
+const std::vector<std::string>& FeatureExpansions::expand(
+    const std::string& name, const std::shared_ptr<const FeatureNames>& names) {
+    auto [it, fresh] = done_.try_emplace({names.get(), name});
+    if (fresh) {
+        it->second = features::expand(name, *names);
+        if (std::find(keep_.begin(), keep_.end(), names) == keep_.end()) keep_.push_back(names);
+    }
+    return it->second;
+}
+
+namespace {
+
+void resolve_features(const Profile& profile, const NicState& state, FeatureExpansions* expansions,
+                      Resolved& out) {
+    std::vector<std::string> expanded;
     for (const auto& f : profile.features) {
         if (!state.features || !state.features->names) {
             out.features.push_back(
                 ResolvedFeature{f.name, "", 0, f.on, FeatureStatus::NotOnDevice, f.loc, {}, false});
             continue;
         }
-        auto names = features::expand(f.name, *state.features->names);
+        if (!expansions) expanded = features::expand(f.name, *state.features->names);
+        const auto& names =
+            expansions ? expansions->expand(f.name, state.features->names) : expanded;
         if (names.empty()) {
             out.features.push_back(
                 ResolvedFeature{f.name, "", 0, f.on, FeatureStatus::NotOnDevice, f.loc, {}, false});
@@ -295,7 +313,7 @@ Resolved resolve(const Profile& profile, const NicState& state, const ResolveCon
         }
     }
 
-    resolve_features(profile, state, out);
+    resolve_features(profile, state, ctx.expansions, out);
 
     // What the device will have once the plan is applied, for the checks
     // that depend on the other requests.

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include "engine/plan.hpp"
 #include "engine/resolve.hpp"
 #include "engine/translate.hpp"
 #include "fakes/states.hpp"
+#include "profile/features.hpp"
 #include "profile/loader.hpp"
 
 namespace nictune {
@@ -106,6 +108,62 @@ TEST(Resolve, ReportsFixedAndMissingFeatures) {
     auto r2 = resolve(profile_of("[features]\ngro = true\n"), bare);
     ASSERT_EQ(r2.features.size(), 1U);
     EXPECT_EQ(r2.features[0].status, FeatureStatus::NotOnDevice);
+}
+
+// A plan expands each feature alias once per list of kernel names: the
+// same result as features::expand, the same object the second time, its
+// own for another list, and the list kept alive while the result is.
+TEST(Resolve, FeatureExpansionsAreComputedOncePerNameList) {
+    FeatureExpansions cache;
+    const auto ixgbe = test::ixgbe_port().features->names;
+    const auto& tso = cache.expand("tso", ixgbe);
+    EXPECT_EQ(tso, features::expand("tso", *ixgbe));
+    EXPECT_EQ(tso.size(), 4U);
+    EXPECT_EQ(&cache.expand("tso", ixgbe), &tso);
+    auto other = std::make_shared<const FeatureNames>(
+        FeatureNames{"rx-gro", "tx-tcp-segmentation", "tx-checksum-ipv4"});
+    const std::weak_ptr<const FeatureNames> held = other;
+    const auto& tso2 = cache.expand("tso", other);
+    EXPECT_EQ(tso2, std::vector<std::string>{"tx-tcp-segmentation"});
+    EXPECT_NE(&tso2, &tso);
+    EXPECT_TRUE(cache.expand("lro", other).empty());
+    other.reset();
+    EXPECT_FALSE(held.expired()) << "its address names the cached results";
+
+    // Resolving with the cache and without gives the same features.
+    const auto profile = profile_of("[features]\ntso = false\ngro = true\nlro = true\n");
+    for (const auto& nic : {test::ixgbe_port(), test::veth()}) {
+        const auto with = resolve(profile, nic, ResolveContext{nullptr, nullptr, &cache});
+        const auto without = resolve(profile, nic);
+        ASSERT_EQ(with.features.size(), without.features.size()) << nic.id.name;
+        for (std::size_t i = 0; i < with.features.size(); ++i) {
+            EXPECT_EQ(with.features[i].name, without.features[i].name);
+            EXPECT_EQ(with.features[i].status, without.features[i].status);
+        }
+    }
+}
+
+// A plan's steps go by phase, and within a phase keep the order resolution
+// gave them (settings, then features as the profile names them).
+TEST(Plan, StepsGoByPhaseAndKeepTheirOrderWithinOne) {
+    const auto profile = profile_of(
+        "[link]\nmtu = 9000\n[features]\ntso = false\ngro = true\n"
+        "[rings]\nrx = 4096\n[channels]\ncombined = 8\n[coalesce]\nrx_usecs = 50\n");
+    const auto nic = test::ixgbe_port();
+    const auto plan = make_plan(profile, std::span<const NicState>(&nic, 1), SystemState{});
+    ASSERT_EQ(plan.interfaces.size(), 1U);
+    const auto& steps = plan.interfaces[0].steps;
+    ASSERT_GE(steps.size(), 9U);
+    for (std::size_t i = 1; i < steps.size(); ++i)
+        EXPECT_LE(steps[i - 1].phase, steps[i].phase) << i;
+    std::vector<std::string> features;
+    for (const auto& s : steps)
+        if (s.setting.section == Section::Features) features.push_back(s.setting.name);
+    std::vector<std::string> resolved;
+    for (const auto& f : resolve(profile, nic).features)
+        resolved.push_back(f.name);
+    EXPECT_EQ(features, resolved);
+    EXPECT_EQ(features.back(), "rx-gro");
 }
 
 // One test per driver translation rule: each rule's request on a device of
