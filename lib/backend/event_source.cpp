@@ -3,6 +3,7 @@
 #include <linux/genetlink.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "backend/netlink_backend.hpp"
 #include "ethnl/codecs.hpp"
@@ -109,7 +110,9 @@ void EventSource::receive(EventSink& sink, bool links, bool ethtool) {
 }
 
 Result<KernelBackend> open_kernel_backend() {
-    auto backend = NetlinkBackend::open();
+    NetlinkBackendOptions opts;
+    opts.read_back_many = false;  // see NetlinkBackendOptions
+    auto backend = NetlinkBackend::open(std::move(opts));
     if (!backend) return std::unexpected(backend.error());
     auto names = (*backend)->kernel_feature_names();
     return KernelBackend{std::move(*backend), names ? *names : nullptr};

@@ -649,7 +649,7 @@ bool NetlinkBackend::observe_changes(bool on) {
 // reading back took 2.5 ms of 41 less for all 512, 1 ms less for 384, the
 // same for 256, and 3 ms more for 64.
 bool NetlinkBackend::read_back_is_cheaper(std::size_t interfaces) const {
-    return interfaces > opts_.per_device_limit && links_dumped_ > 0 &&
+    return opts_.read_back_many && interfaces > opts_.per_device_limit && links_dumped_ > 0 &&
            2 * interfaces >= links_dumped_;
 }
 

@@ -45,6 +45,12 @@ struct NetlinkBackendOptions {
     // notifications (observe_changes). Notifications that do not fit are
     // lost, and verification reads instead; tests shrink it to get there.
     int observe_queue_bytes = rtnl::Socket::kDefaultEventQueueBytes;
+    // Whether a transaction over many of the namespace's links reads them
+    // back rather than observing them (read_back_is_cheaper). nictuned does
+    // not: its own watcher listens for link changes, so the kernel builds
+    // the notifications anyway, and its large transactions come in hotplug
+    // bursts, while links are still being created, which restarts a dump.
+    bool read_back_many = true;
     // Where the health checks read (tests point them at fixture trees).
     HealthOptions health;
     // Test hook: runs after the link list is known and before the devices

@@ -203,6 +203,12 @@ TEST_F(Observe, ManyInterfacesAreReadBackWhereTheDumpsCostLess) {
         EXPECT_TRUE((*be)->read_back_is_cheaper(40));
         EXPECT_TRUE((*be)->read_back_is_cheaper(33)) << "33 of 43 links";
         EXPECT_FALSE((*be)->read_back_is_cheaper(32)) << "read one by one";
+        NetlinkBackendOptions daemon;  // as nictuned opens it
+        daemon.read_back_many = false;
+        auto observer = NetlinkBackend::open(daemon);
+        ASSERT_TRUE(observer) << observer.error().str();
+        ASSERT_TRUE((*observer)->read_interfaces(req));
+        EXPECT_FALSE((*observer)->read_back_is_cheaper(40)) << "nictuned always observes";
 
         std::vector<tx::Write> all;
         std::vector<Backend::ObserveRequest> wanted;
