@@ -66,9 +66,6 @@ struct Resolved {
     std::vector<ResolvedFeature> features;
 };
 
-// What resolution knows besides the device: the driver facts (nullptr: no
-// driver table, what the device reports is taken as settable) and the
-// system (IP forwarding, for LRO).
 // The kernel feature names that a profile's feature names stand for
 // (aliases such as "tso" expand to every matching name), kept for the
 // interfaces of one plan: the expansion depends only on the kernel's names,
@@ -86,6 +83,9 @@ class FeatureExpansions {
     std::vector<std::shared_ptr<const FeatureNames>> keep_;  // the keys' names stay alive
 };
 
+// What resolution knows besides the device: the driver facts (nullptr: no
+// driver table, what the device reports is taken as settable), the
+// system (IP forwarding, for LRO), and the plan's feature expansions.
 struct ResolveContext {
     const FactsBook* facts = nullptr;
     const SystemState* system = nullptr;
