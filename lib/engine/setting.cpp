@@ -5,12 +5,13 @@
 
 #include "model/cpulist.hpp"
 #include "model/rss.hpp"
+#include "util/strings.hpp"
 
 namespace nictune {
 
 std::string SettingId::path() const {
     if (key) return key_path(*key);
-    return std::string(section_info(section).name) + "." + name;
+    return dotted(section_info(section).name, name);
 }
 
 Result<SettingId> SettingId::parse(std::string_view path) {

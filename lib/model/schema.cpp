@@ -7,6 +7,7 @@
 #include <string>
 
 #include "util/find.hpp"
+#include "util/strings.hpp"
 
 namespace nictune {
 namespace {
@@ -337,10 +338,7 @@ std::optional<Key> key_for_attr(Section s, uint16_t attr) {
 
 std::string key_path(Key k) {
     const auto& info = key_info(k);
-    std::string out(section_info(info.section).name);
-    out += '.';
-    out += info.name;
-    return out;
+    return dotted(section_info(info.section).name, info.name);
 }
 
 std::optional<std::string_view> enum_name(Key k, uint64_t v) {

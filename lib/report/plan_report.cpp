@@ -210,7 +210,7 @@ void append_padded(std::string& out, std::string_view s, std::size_t width) {
     if (points < width) out.append(width - points, ' ');
 }
 
-void append_outcome_label(std::string& out, const std::string& o, bool color) {
+void append_outcome_label(std::string& out, std::string_view o, bool color) {
     const char* code = nullptr;
     if (o == "failed" || o == "refused")
         code = "1;31";
@@ -228,8 +228,12 @@ void append_outcome_label(std::string& out, const std::string& o, bool color) {
 
 // What the text view of an apply result needs, filled from the result itself
 // (a direct run) or from its JSON (a reply from nictuned): one renderer.
+// The names (outcome, kind, resolution) and the profile's words (requested,
+// note) are views into the result or its JSON, which outlive the view; the
+// texts made for it are its own. An apply of 512 interfaces shows 4,600 steps.
 struct StepView {
-    std::string key, outcome, kind, resolution, requested, note, current, target, actual, error;
+    std::string_view outcome, kind, resolution, requested, note;
+    std::string key, current, target, actual, error;
 };
 struct InterfaceView {
     std::string name;
@@ -237,14 +241,13 @@ struct InterfaceView {
     std::vector<StepView> steps;
 };
 
-std::string step_results_text(const std::vector<StepView>& steps, bool color) {
-    std::string out;
+void append_step_results(std::string& out, const std::vector<StepView>& steps, bool color) {
     std::size_t width = 20;
     for (const auto& s : steps)
         width = std::max(width, s.key.size());
-    out.reserve(steps.size() * (width + 40));
+    out.reserve(out.size() + steps.size() * (width + 40));
     for (const auto& s : steps) {
-        const std::string& o = s.outcome;
+        const std::string_view o = s.outcome;
         out += "  ";
         append_outcome_label(out, o, color);
         out += "  ";
@@ -270,7 +273,6 @@ std::string step_results_text(const std::vector<StepView>& steps, bool color) {
         }
         out += '\n';
     }
-    return out;
 }
 
 // What the text of one restored setting needs, from a RestoreResult or its
@@ -366,14 +368,18 @@ struct ApplyView {
 std::string apply_text(const ApplyView& r, bool color) {
     std::string out;
     for (const auto& i : r.interfaces) {
-        out += fmt::format("{}: profile {}\n", paint(color, "1", i.name), r.profile);
+        if (color)
+            append(out, "\033[1m", i.name, "\033[0m");
+        else
+            out += i.name;
+        append(out, ": profile ", r.profile, "\n");
         for (const auto& w : i.warnings)
             out += "  " + paint(color, "33", "warning: ") + w + "\n";
-        out += step_results_text(i.steps, color);
+        append_step_results(out, i.steps, color);
     }
     if (!r.system.empty()) {
         out += paint(color, "1", "system") + "\n";
-        out += step_results_text(r.system, color);
+        append_step_results(out, r.system, color);
     }
     if (!r.rollback.empty()) {
         out += paint(color, "1", "rollback") + "\n";
@@ -417,14 +423,21 @@ std::string apply_text(const ApplyView& r, bool color) {
     return out;
 }
 
+// A string member as a view into j; "" when absent or not a string.
+std::string_view string_member(const Json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return {};
+    return it->get_ref<const std::string&>();
+}
+
 StepView view_of(const Json& s) {
     StepView v;
     v.key = text_of(s, "key");
-    v.outcome = text_of(s, "outcome");
-    v.kind = text_of(s, "kind");
-    v.resolution = text_of(s, "resolution");
-    v.requested = text_of(s, "requested");
-    v.note = text_of(s, "note");
+    v.outcome = string_member(s, "outcome");
+    v.kind = string_member(s, "kind");
+    v.resolution = string_member(s, "resolution");
+    v.requested = string_member(s, "requested");
+    v.note = string_member(s, "note");
     v.current = value_text(s.value("current", Json()));
     v.target = value_text(s.value("target", Json()));
     v.actual = value_text(s.value("actual", Json()));

@@ -22,6 +22,15 @@ std::string to_lower(std::string_view s) {
     return out;
 }
 
+std::string dotted(std::string_view a, std::string_view b) {
+    std::string out;
+    out.reserve(a.size() + 1 + b.size());
+    out += a;
+    out += '.';
+    out += b;
+    return out;
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     std::string out;
     for (std::size_t i = 0; i < parts.size(); ++i) {
