@@ -155,25 +155,26 @@ void JsonWriter::item() {
         after_key_ = false;
         return;
     }
-    if (counts_.empty()) return;
-    if (counts_.back()++ > 0) out_ += ',';
+    if (depth_ == 0) return;
+    if (count(depth_ - 1)++ > 0) out_ += ',';
     if (indent_ <= 0) return;  // compact
     out_ += '\n';
-    out_.append(counts_.size() * static_cast<std::size_t>(indent_), ' ');
+    out_.append(depth_ * static_cast<std::size_t>(indent_), ' ');
 }
 
 void JsonWriter::open(char c) {
     item();
     out_ += c;
-    counts_.push_back(0);
+    if (depth_ >= kShallow) deep_.push_back(0);
+    count(depth_++) = 0;
 }
 
 void JsonWriter::close(char c) {
-    const int n = counts_.back();
-    counts_.pop_back();
+    const int n = count(--depth_);
+    if (depth_ >= kShallow) deep_.pop_back();
     if (n > 0 && indent_ > 0) {
         out_ += '\n';
-        out_.append(counts_.size() * static_cast<std::size_t>(indent_), ' ');
+        out_.append(depth_ * static_cast<std::size_t>(indent_), ' ');
     }
     out_ += c;
 }

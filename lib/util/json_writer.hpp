@@ -26,8 +26,9 @@ class JsonWriter {
     void begin_array();
     void end_array();
     void key(std::string_view k);
-    // A key already quoted and followed by ": " (see quoted_key), for keys
-    // written many times over (feature names, schema keys).
+    // A key already quoted and followed by ": " (":" in a compact writer; see
+    // quote_key), for keys written many times over (feature names, schema
+    // keys, a record's saved values).
     void quoted_key(std::string_view q);
 
     void value(std::string_view s);
@@ -113,9 +114,18 @@ class JsonWriter {
     void open(char c);
     void close(char c);
 
+    // Items written so far in the open container at depth d (0: outermost).
+    int& count(std::size_t d) { return d < kShallow ? shallow_[d] : deep_[d - kShallow]; }
+
+    static constexpr std::size_t kShallow = 16;
     std::string& out_;
     int indent_;
-    std::vector<int> counts_;  // items written so far, per open container
+    // The counts per open container: the first levels in place (a writer is
+    // made per record, 1,024 of them in an apply of 512 interfaces), any
+    // deeper ones in deep_.
+    std::size_t depth_ = 0;
+    int shallow_[kShallow] = {};
+    std::vector<int> deep_;
     bool after_key_ = false;
     bool replaced_ = false;
 };

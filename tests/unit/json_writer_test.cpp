@@ -85,6 +85,39 @@ TEST(JsonWriter, EscapesAtEveryPositionOfAWord) {
     }
 }
 
+// Containers nested deeper than the levels the writer keeps in place, with
+// items at every level, and keys and values around the length it writes in
+// one piece (64 bytes with the quotes and ": "): the layout is still
+// nlohmann::json's, indented and compact.
+TEST(JsonWriter, LaysOutDeepNestingAndLongKeysLikeNlohmann) {
+    for (const int indent : {2, 0}) {
+        std::string out;
+        JsonWriter w(out, indent);
+        constexpr int kDepth = 40;
+        for (int d = 0; d < kDepth; ++d) {
+            w.begin_object();
+            w.field("", "");
+            w.field(std::string(58 + d % 8, 'k'), std::string(58 + d % 8, 'v'));
+            w.key("next" + std::to_string(d));
+        }
+        w.begin_array();
+        w.end_array();
+        for (int d = 0; d < kDepth; ++d) {
+            w.field("after", kDepth - 1 - d);  // the innermost first
+            w.end_object();
+        }
+        const auto parsed = nlohmann::ordered_json::parse(out);
+        EXPECT_EQ(out, indent > 0 ? parsed.dump(indent) : parsed.dump()) << "indent " << indent;
+        const nlohmann::ordered_json* at = &parsed;
+        for (int d = 0; d < kDepth; ++d) {
+            EXPECT_EQ(at->at("after"), d);
+            EXPECT_EQ(at->at(std::string(58 + d % 8, 'k')), std::string(58 + d % 8, 'v'));
+            at = &at->at("next" + std::to_string(d));
+        }
+        EXPECT_TRUE(at->is_array());
+    }
+}
+
 // The writer says whether a key or a string value had to be repaired; UTF-8
 // beyond ASCII is not.
 TEST(JsonWriter, SaysWhetherItReplacedInvalidUtf8) {

@@ -401,6 +401,26 @@ TEST(StateRecordJson, AddsOnlyTheOriginalsOfKeysNotSavedYetInOrder) {
     EXPECT_EQ(r.original("irq.1.cpus")->value, Scalar(std::string("1")));
 }
 
+// A record of a few keys (the common case, searched without a hash): the
+// first original of a key wins, whether saved before or earlier in the same
+// call, and the new ones keep their order.
+TEST(StateRecordJson, AddsTheFirstOriginalOfEachKeyToASmallRecord) {
+    InterfaceRecord r;
+    r.originals = {{"link.mtu", Scalar(uint64_t{1500})}};
+    r.add_originals({{"channels.rx", Scalar(uint64_t{1})},
+                     {"link.mtu", Scalar(uint64_t{9000})},
+                     {"features.rx-gro", Scalar(false)},
+                     {"channels.rx", Scalar(uint64_t{4})},
+                     {"features.tx-tcp-segmentation", Scalar(true)}});
+    const std::vector<SavedValue> want = {{"link.mtu", Scalar(uint64_t{1500})},
+                                          {"channels.rx", Scalar(uint64_t{1})},
+                                          {"features.rx-gro", Scalar(false)},
+                                          {"features.tx-tcp-segmentation", Scalar(true)}};
+    EXPECT_EQ(r.originals, want);
+    r.add_originals({{"features.rx-gro", Scalar(true)}});
+    EXPECT_EQ(r.originals, want) << "an original is never overwritten";
+}
+
 TEST(StateRecordJson, FindsOriginalsAndSystemEntriesByKey) {
     const auto r = sample_interface();
     ASSERT_NE(r.original("link.duplex"), nullptr);
