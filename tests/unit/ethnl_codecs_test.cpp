@@ -677,6 +677,11 @@ TEST(FeaturesCodec, RejectsMalformedBitsets) {
     const std::vector<Case> cases = {
         {"value shorter than the size",
          [](Msg& m) { m.compact_bitset(ETHTOOL_A_FEATURES_HW, 64, {0xff}); }},
+        {"mask shorter than the size",
+         [](Msg& m) {
+             const std::vector<uint32_t> mask = {0xff};
+             m.compact_bitset(ETHTOOL_A_FEATURES_HW, 64, {0xff, 0xff}, &mask);
+         }},
         {"no size",
          [](Msg& m) {
              m.begin(ETHTOOL_A_FEATURES_HW).flag(ETHTOOL_A_BITSET_NOMASK);
