@@ -139,6 +139,25 @@ TEST_F(TransactionTest, PlanOrdersChannelsRingsLinkPauseFeaturesCoalesceSysctlTu
     }
 }
 
+// The errors of a run by write index: none for most, the one set for a
+// failed write, and the first failure by index whatever the order of setting.
+TEST(TransactionWriteErrors, KeepsTheErrorsOfTheFailedWritesOnly) {
+    tx::WriteErrors errors;
+    EXPECT_EQ(errors.count(), 0U);
+    EXPECT_EQ(errors.first(), nullptr);
+    EXPECT_FALSE(errors[0]);
+    errors.set(4096, Error{Errc::Kernel, EINVAL, "p4p2", "refused", {}});
+    errors.set(7, Error{Errc::Kernel, EBUSY, "p4p1", "busy", {}});
+    EXPECT_EQ(errors.count(), 2U);
+    ASSERT_TRUE(errors[7]);
+    EXPECT_EQ(errors[7]->sys_errno, EBUSY);
+    ASSERT_TRUE(errors[4096]);
+    EXPECT_EQ(errors[4096]->context, "p4p2");
+    EXPECT_FALSE(errors[8]);
+    ASSERT_NE(errors.first(), nullptr);
+    EXPECT_EQ(errors.first()->context, "p4p1");
+}
+
 // The order of the writes comes from the schema's phase column: forwards to
 // apply, backwards to undo, and stable within a phase (each interface keeps
 // its own order, and a phase of many interfaces stays one batch).
