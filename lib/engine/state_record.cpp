@@ -26,19 +26,20 @@ std::unexpected<Error> corrupt(const std::string& source, std::string_view detai
 
 // ---- encoding
 
+// Each value as {"key":...,"value":...}, appended in one piece (records are
+// compact): an apply of 512 interfaces writes 18,000 of them, and the
+// writer's call per key, value and bracket was half the records' cost.
 void write_values(JsonWriter& w, const char* name, const std::vector<SavedValue>& values) {
-    // The two keys quoted once (records are compact): an apply of 512
-    // interfaces writes each 18,000 times.
-    static constexpr std::string_view kKey = "\"key\":", kValue = "\"value\":";
     w.key(name);
     w.begin_array();
     for (const auto& v : values) {
-        w.begin_object();
-        w.quoted_key(kKey);
-        w.value(v.key);
-        w.quoted_key(kValue);
-        json_value(w, v.value);
-        w.end_object();
+        std::string& out = w.raw_value();
+        out += "{\"key\":";
+        bool valid = append_json_string(out, v.key);
+        out += ",\"value\":";
+        valid &= append_json_value(out, v.value);
+        out += '}';
+        if (!valid) w.note_replaced();
     }
     w.end_array();
 }

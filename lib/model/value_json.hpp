@@ -3,6 +3,8 @@
 // nlohmann::ordered_json can be produced.
 #pragma once
 
+#include <charconv>
+#include <string>
 #include <variant>
 
 #include "model/value.hpp"
@@ -19,6 +21,23 @@ Json scalar_to_json(const Scalar& s) {
         Json operator()(const std::string& t) const { return t; }
     };
     return std::visit(V{}, s);
+}
+
+// s appended to out as a JSON value; false when a string was not valid
+// UTF-8 (append_json_string).
+inline bool append_json_value(std::string& out, const Scalar& s) {
+    if (const auto* b = std::get_if<bool>(&s)) {
+        out += *b ? "true" : "false";
+    } else if (const auto* n = std::get_if<uint64_t>(&s)) {
+        char buf[24];
+        const auto r = std::to_chars(buf, buf + sizeof buf, *n);
+        out.append(buf, r.ptr);
+    } else if (const auto* t = std::get_if<std::string>(&s)) {
+        return append_json_string(out, *t);
+    } else {
+        out += "null";
+    }
+    return true;
 }
 
 inline void json_value(JsonWriter& w, const Scalar& s) {

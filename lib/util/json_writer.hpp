@@ -103,6 +103,16 @@ class JsonWriter {
             field(k, nullptr);
     }
     void value(std::nullptr_t) { null(); }
+    // One whole value the caller writes itself, for values written many
+    // times over in one compact shape (a record's saved values): writes the
+    // separator and returns the output to append it to. The caller reports
+    // a string it had to repair (append_json_string's false) with
+    // note_replaced().
+    std::string& raw_value() {
+        item();
+        return out_;
+    }
+    void note_replaced() { replaced_ = true; }
 
     // Whether a string written so far was not valid UTF-8 (and got U+FFFD):
     // for what must read back byte for byte, checked once it is written
