@@ -361,7 +361,7 @@ bool verify_changes(TxState& s, tx::Reread& after) {
         } else if (classify_read_back(sr, w, nic, after)) {
             continue;
         }
-        if (!s.res.error) s.res.error = sr.error;
+        if (!s.res.error && sr.error) s.res.error = *sr.error;
         failed = true;
     }
     return failed;

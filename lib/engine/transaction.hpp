@@ -18,6 +18,7 @@
 #include "backend/backend.hpp"
 #include "engine/plan.hpp"
 #include "engine/state_store.hpp"
+#include "util/boxed.hpp"
 
 namespace nictune {
 
@@ -38,8 +39,8 @@ const char* outcome_name(Outcome o);
 struct StepResult {
     PlanStep step;
     Outcome outcome = Outcome::NotReached;
-    Scalar actual;               // read back after applying (verify)
-    std::optional<Error> error;  // Failed: errno, context, kernel message
+    Scalar actual;       // read back after applying (verify)
+    Boxed<Error> error;  // Failed: errno, context, kernel message (most steps: none)
 };
 
 struct RestoreResult {

@@ -32,7 +32,9 @@ void write_error(JsonWriter& w, const Error& e) {
     w.end_object();
 }
 
-void write_optional_error(JsonWriter& w, const std::optional<Error>& e) {
+// e: a std::optional<Error> or a Boxed<Error> (a step's).
+template <class Holder>
+void write_optional_error(JsonWriter& w, const Holder& e) {
     write_or_null(w, "error", e, write_error);
 }
 

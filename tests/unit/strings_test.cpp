@@ -19,6 +19,12 @@ TEST(VersionCompare, OrdersDriverVersionsNumerically) {
     EXPECT_EQ(compare_versions("05.3", "5.3"), 0);
 }
 
+TEST(Dotted, JoinsTwoPartsWithADot) {
+    EXPECT_EQ(dotted("features", "tx-tcp-segmentation"), "features.tx-tcp-segmentation");
+    EXPECT_EQ(dotted("link", "mtu"), "link.mtu");
+    EXPECT_EQ(dotted("", ""), ".");
+}
+
 TEST(IfName, AcceptsWhatTheKernelAccepts) {
     EXPECT_TRUE(valid_ifname("p4p1"));
     EXPECT_TRUE(valid_ifname("enp3s0f0np0"));
