@@ -60,20 +60,24 @@ void settle_without_kernel(StepResult& s) {
     if (k == K::Unchanged || k == K::Blocked) s.actual = s.step.current;
 }
 
-ApplyResult first_result(const Plan& plan) {
+// The result before any change, its steps moved out of the plan (whose
+// steps are empty afterwards; its interfaces' identities stay).
+ApplyResult first_result(Plan& plan, std::string transaction) {
     ApplyResult res;
-    res.transaction = new_transaction_id();
+    res.transaction = std::move(transaction);
     res.profile = plan.profile;
     res.interfaces.reserve(plan.interfaces.size());
-    for (const auto& ip : plan.interfaces) {
+    for (auto& ip : plan.interfaces) {
         InterfaceResult ir{ip.id.name, {}, ip.warnings};
         ir.steps.reserve(ip.steps.size());
-        for (const auto& s : ip.steps)
-            ir.steps.push_back(StepResult{s, Outcome::NotReached, {}, {}});
+        for (auto& s : ip.steps)
+            ir.steps.push_back(StepResult{std::move(s), Outcome::NotReached, {}, {}});
+        ip.steps.clear();
         res.interfaces.push_back(std::move(ir));
     }
-    for (const auto& s : plan.system)
-        res.system.push_back(StepResult{s, Outcome::NotReached, {}, {}});
+    for (auto& s : plan.system)
+        res.system.push_back(StepResult{std::move(s), Outcome::NotReached, {}, {}});
+    plan.system.clear();
     for (auto& ir : res.interfaces)
         for (auto& s : ir.steps)
             settle_without_kernel(s);
@@ -547,10 +551,21 @@ ApplyResult HeldTransaction::abort(Error why) {
 }
 
 ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const ApplyOptions& opts) {
-    ApplyResult res = first_result(plan);
-    res.refusals = plan.refusals();
-    if (!res.refusals.empty()) return refused(std::move(res), plan_refused(plan));
+    return apply_plan(be, store, Plan(plan), opts);
+}
+
+// The plan's steps are read (refusals, order, writes, originals) before they
+// move into the result: an apply of 512 interfaces copied 4,608 of them.
+ApplyResult apply_plan(Backend& be, StateStore& store, Plan&& plan, const ApplyOptions& opts) {
+    std::string transaction = new_transaction_id();
+    if (auto refusals = plan.refusals(); !refusals.empty()) {
+        Error why = plan_refused(plan);
+        ApplyResult res = first_result(plan, std::move(transaction));
+        res.refusals = std::move(refusals);
+        return refused(std::move(res), std::move(why));
+    }
     if (opts.dry_run) {
+        ApplyResult res = first_result(plan, std::move(transaction));
         res.result = TxResult::DryRun;
         return res;
     }
@@ -558,17 +573,21 @@ ApplyResult apply_plan(Backend& be, StateStore& store, const Plan& plan, const A
     // saved records.
     const auto names = interface_names(plan);
     auto locks = lock_and_replay(store, names);
-    if (!locks) return refused(std::move(res), std::move(locks.error()));
+    if (!locks)
+        return refused(first_result(plan, std::move(transaction)), std::move(locks.error()));
     auto refs = changes_in_apply_order(plan);
     auto writes = writes_of(plan, refs);
-    auto originals = save_originals(store, plan, names, res.transaction);
-    if (!originals) return refused(std::move(res), std::move(originals.error()));
+    auto originals = save_originals(store, plan, names, transaction);
+    if (!originals)
+        return refused(first_result(plan, std::move(transaction)), std::move(originals.error()));
     // The kernel's notifications of these changes verify them, or a read
     // where that costs less (see reread).
     tx::Observing observing(be, writes);
+    // From here the plan's steps are the result's (settle_covered reads the
+    // plan's identities only).
     TxState s{be,
               store,
-              std::move(res),
+              first_result(plan, std::move(transaction)),
               std::move(*locks),
               std::move(refs),
               std::move(writes),

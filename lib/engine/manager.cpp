@@ -119,7 +119,7 @@ Result<ApplyResult> Manager::apply_to(const Profile& profile, std::vector<NicSta
         };
     opts.dry_run = req.dry_run;
     opts.keep_going = req.keep_going;
-    return apply_plan(backend_, state_, *p, opts);
+    return apply_plan(backend_, state_, std::move(*p), opts);
 }
 
 Result<ApplyResult> Manager::apply(const ApplyRequest& req, const ApplyOptions& hooks) {

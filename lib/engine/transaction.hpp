@@ -123,6 +123,9 @@ struct ApplyOptions {
 
 ApplyResult apply_plan(Backend& backend, StateStore& store, const Plan& plan,
                        const ApplyOptions& opts = {});
+// The same, the plan's steps moved into the result instead of copied.
+ApplyResult apply_plan(Backend& backend, StateStore& store, Plan&& plan,
+                       const ApplyOptions& opts = {});
 
 // A transaction between "verify" and "commit" (ApplyOptions::hold): its
 // interfaces' locks held, its journal on disk (a crash now is recovered as

@@ -102,6 +102,57 @@ TEST_F(VerifyHook, TheCheckRunsOnceEverythingIsVerifiedAndBeforeTheCommit) {
     EXPECT_TRUE(store.lock("p4p1"));
 }
 
+// A plan the caller keeps (the watcher's) is copied, one it hands over is
+// moved into the result: the same result either way, the kept plan whole,
+// in a dry run, an apply and a refusal.
+TEST_F(VerifyHook, APlanHandedOverGivesTheSameResultAsOneTheCallerKeeps) {
+    StateStore store(dir_);
+    const auto same_steps = [](const ApplyResult& a, const ApplyResult& b) {
+        ASSERT_EQ(a.interfaces.size(), b.interfaces.size());
+        for (std::size_t i = 0; i < a.interfaces.size(); ++i) {
+            ASSERT_EQ(a.interfaces[i].steps.size(), b.interfaces[i].steps.size());
+            for (std::size_t k = 0; k < a.interfaces[i].steps.size(); ++k) {
+                const auto& x = a.interfaces[i].steps[k];
+                const auto& y = b.interfaces[i].steps[k];
+                EXPECT_EQ(x.step.setting.path(), y.step.setting.path());
+                EXPECT_EQ(x.step.requested, y.step.requested);
+                EXPECT_EQ(x.step.current, y.step.current);
+                EXPECT_EQ(x.step.target, y.step.target);
+                EXPECT_EQ(x.outcome, y.outcome);
+                EXPECT_EQ(x.actual, y.actual);
+            }
+        }
+    };
+    const std::pair<const char*, TxResult> cases[] = {{kJumbo, TxResult::DryRun},
+                                                      {"[link]\nmtu = 16000\n", TxResult::Refused}};
+    for (const auto& [text, want] : cases) {
+        SCOPED_TRACE(text);
+        ApplyOptions dry;
+        dry.dry_run = true;
+        const Plan kept = plan_of(text);
+        const std::size_t steps = kept.interfaces.at(0).steps.size();
+        ASSERT_GT(steps, 0U);
+        const auto by_copy = apply_plan(be, store, kept, dry);
+        EXPECT_EQ(kept.interfaces.at(0).steps.size(), steps) << "the caller's plan is whole";
+        const auto by_move = apply_plan(be, store, plan_of(text), dry);
+        EXPECT_EQ(by_copy.result, want);
+        EXPECT_EQ(by_move.result, want);
+        EXPECT_EQ(by_copy.refusals, by_move.refusals);
+        same_steps(by_copy, by_move);
+    }
+    // Applied from a kept plan, then rolled back to apply a handed-over one.
+    const Plan kept = plan_of(kJumbo);
+    const auto from_kept = apply_plan(be, store, kept, {});
+    ASSERT_EQ(from_kept.result, TxResult::Applied);
+    EXPECT_EQ(mtu(), 9000U);
+    ASSERT_FALSE(kept.interfaces.at(0).steps.empty());
+    be.nics = initial;
+    ASSERT_TRUE(store.remove_interface("p4p1"));
+    const auto from_moved = apply_plan(be, store, plan_of(kJumbo), {});
+    ASSERT_EQ(from_moved.result, TxResult::Applied);
+    same_steps(from_kept, from_moved);
+}
+
 TEST_F(VerifyHook, AFailedCheckUndoesEverythingAndIsTheResultsError) {
     StateStore store(dir_);
     ApplyOptions opts;
