@@ -226,13 +226,6 @@ void WriteErrors::set(std::size_t i, Error e) {
     errors_[i] = std::move(e);
 }
 
-const Error* WriteErrors::first() const {
-    const std::pair<const std::size_t, std::optional<Error>>* at = nullptr;
-    for (const auto& e : errors_)
-        if (!at || e.first < at->first) at = &e;
-    return at ? &*at->second : nullptr;
-}
-
 void Reread::add(NicState n) {
     by_ifindex[n.id.ifindex] = nics.size();
     nics.push_back(std::move(n));

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -61,10 +62,12 @@ class WriteErrors {
     void set(std::size_t i, Error e);
     // How many writes failed, and the error of the first (by index) of them.
     [[nodiscard]] std::size_t count() const { return errors_.size(); }
-    [[nodiscard]] const Error* first() const;
+    [[nodiscard]] const Error* first() const {
+        return errors_.empty() ? nullptr : &*errors_.begin()->second;
+    }
 
   private:
-    std::unordered_map<std::size_t, std::optional<Error>> errors_;
+    std::map<std::size_t, std::optional<Error>> errors_;
 };
 struct Executed {
     WriteErrors errors;

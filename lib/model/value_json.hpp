@@ -41,14 +41,7 @@ inline bool append_json_value(std::string& out, const Scalar& s) {
 }
 
 inline void json_value(JsonWriter& w, const Scalar& s) {
-    if (const auto* b = std::get_if<bool>(&s))
-        w.value(*b);
-    else if (const auto* n = std::get_if<uint64_t>(&s))
-        w.value(*n);
-    else if (const auto* t = std::get_if<std::string>(&s))
-        w.value(std::string_view(*t));
-    else
-        w.null();
+    if (!append_json_value(w.raw_value(), s)) w.note_replaced();
 }
 
 }  // namespace nictune
