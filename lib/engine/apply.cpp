@@ -72,7 +72,7 @@ ApplyResult first_result(Plan& plan, std::string transaction) {
         ir.steps.reserve(ip.steps.size());
         for (auto& s : ip.steps)
             ir.steps.push_back(StepResult{std::move(s), Outcome::NotReached, {}, {}});
-        ip.steps.clear();
+        std::vector<PlanStep>().swap(ip.steps);
         res.interfaces.push_back(std::move(ir));
     }
     for (auto& s : plan.system)
@@ -192,6 +192,7 @@ InterfaceRecord record_for(const InterfacePlan& ip, std::optional<InterfaceRecor
     rec.targets.clear();
     rec.targets.reserve(ip.steps.size());
     std::vector<SavedValue> first;  // the originals, of the keys not saved before
+    first.reserve(ip.steps.size());
     for (const auto& s : ip.steps) {
         if (s.kind != StepKind::Change && s.kind != StepKind::Unchanged &&
             s.kind != StepKind::Covered)

@@ -29,18 +29,20 @@ enum class StepKind : uint8_t {
 };
 const char* step_kind_name(StepKind k);
 
+// The small members first, packed: 200 bytes instead of 224, and a plan
+// of 512 interfaces has 4,608 steps (each also inside its StepResult).
 struct PlanStep {
     Phase phase = Phase::Link;
+    StepKind kind = StepKind::Change;
+    Resolution resolution = Resolution::Native;
+    bool resets_link = false;
+    int order = 0;          // 1.. among changes, in apply order; 0 otherwise
     SettingId setting;      // what is set (device form)
     std::string requested;  // what the profile said: "coalesce.adaptive_rx = true"
     Scalar current;
     Scalar target;
-    StepKind kind = StepKind::Change;
-    Resolution resolution = Resolution::Native;
     std::string note;
-    bool resets_link = false;
     std::size_t feature_index = 0;  // Features: bit in the device's feature set
-    int order = 0;                  // 1.. among changes, in apply order; 0 otherwise
 };
 
 struct InterfacePlan {
