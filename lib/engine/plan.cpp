@@ -70,7 +70,10 @@ PlanStep feature_step(const ResolvedFeature& f, const NicState& st) {
     PlanStep s;
     s.phase = Phase::Features;
     s.setting = SettingId::feature(f.name.empty() ? f.requested : f.name);
-    s.requested = "features." + f.requested + " = " + (f.on ? "true" : "false");
+    // In one allocation: 3,072 of these in a plan for 512 interfaces.
+    const std::string_view on = f.on ? "true" : "false";
+    s.requested.reserve(9 + f.requested.size() + 3 + on.size());
+    s.requested.append("features.").append(f.requested).append(" = ").append(on);
     s.target = f.on;
     s.feature_index = f.index;
     switch (f.status) {

@@ -109,10 +109,18 @@ namespace {
 void resolve_features(const Profile& profile, const NicState& state, FeatureExpansions* expansions,
                       Resolved& out) {
     std::vector<std::string> expanded;
+    if (expansions && state.features && state.features->names) {
+        // Reserved once: an alias names several kernel features (tso: four).
+        std::size_t want = out.features.size();
+        for (const auto& f : profile.features)
+            want +=
+                std::max<std::size_t>(1, expansions->expand(f.name, state.features->names).size());
+        out.features.reserve(want);
+    }
     for (const auto& f : profile.features) {
         if (!state.features || !state.features->names) {
             out.features.push_back(
-                ResolvedFeature{f.name, "", 0, f.on, FeatureStatus::NotOnDevice, f.loc, {}, false});
+                ResolvedFeature{f.name, "", 0, f.on, FeatureStatus::NotOnDevice, {}, false});
             continue;
         }
         if (!expansions) expanded = features::expand(f.name, *state.features->names);
@@ -120,14 +128,14 @@ void resolve_features(const Profile& profile, const NicState& state, FeatureExpa
             expansions ? expansions->expand(f.name, state.features->names) : expanded;
         if (names.empty()) {
             out.features.push_back(
-                ResolvedFeature{f.name, "", 0, f.on, FeatureStatus::NotOnDevice, f.loc, {}, false});
+                ResolvedFeature{f.name, "", 0, f.on, FeatureStatus::NotOnDevice, {}, false});
             continue;
         }
         std::size_t added = 0;
         for (const auto& n : names) {
             auto idx = state.features->index_of(n);
             if (!idx) continue;
-            ResolvedFeature rf{f.name, n, *idx, f.on, FeatureStatus::Ok, f.loc, {}, false};
+            ResolvedFeature rf{f.name, n, *idx, f.on, FeatureStatus::Ok, {}, false};
             if (state.features->is_fixed(*idx) && state.features->is_active(*idx) != f.on)
                 rf.status = FeatureStatus::Fixed;
             // An alias asks only for what can change: ethtool leaves fixed members alone.
@@ -144,8 +152,8 @@ void resolve_features(const Profile& profile, const NicState& state, FeatureExpa
         if (added == 0) {
             // Every member of the alias is fixed at the other value.
             auto idx = state.features->index_of(names.front()).value_or(0);
-            out.features.push_back(ResolvedFeature{
-                f.name, names.front(), idx, f.on, FeatureStatus::Fixed, f.loc, {}, false});
+            out.features.push_back(
+                ResolvedFeature{f.name, names.front(), idx, f.on, FeatureStatus::Fixed, {}, false});
         }
     }
 }

@@ -56,7 +56,6 @@ struct ResolvedFeature {
     std::size_t index = 0;  // bit in the device's feature set
     bool on = false;
     FeatureStatus status = FeatureStatus::Ok;
-    SourceLoc loc;
     std::string why;  // Blocked: the reason
     bool resets_link = false;
 };

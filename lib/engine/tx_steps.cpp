@@ -135,8 +135,10 @@ Result<void> send_alone(Backend& be, const std::vector<Write>& writes, Group g) 
 std::vector<Result<void>> send_features(Backend& be, const std::vector<Write>& writes,
                                         std::span<const Group> batch) {
     std::vector<FeatureChange> changes;
+    changes.reserve(batch.size());
     for (const Group& g : batch) {
         FeatureChange c{*writes[g.first].nic, writes[g.first].feature_bits, {}};
+        c.bits.reserve(g.last - g.first);
         for (std::size_t k = g.first; k < g.last; ++k) {
             const auto* b = std::get_if<bool>(&writes[k].value);
             c.bits.emplace_back(writes[k].feature_index, b && *b);
@@ -151,9 +153,11 @@ std::vector<Result<void>> send_features(Backend& be, const std::vector<Write>& w
 std::vector<Result<void>> send_devices(Backend& be, const std::vector<Write>& writes,
                                        std::span<const Group> batch) {
     std::vector<DeviceChange> changes;
+    changes.reserve(batch.size());
     for (const Group& g : batch) {
         const Write& w = writes[g.first];
         DeviceChange c{*w.nic, w.id.section, {}};
+        c.values.reserve(g.last - g.first);
         for (std::size_t k = g.first; k < g.last; ++k)
             if (auto v = device_value_of(*writes[k].id.key, writes[k].value))
                 c.values.emplace_back(*writes[k].id.key, *v);

@@ -428,10 +428,10 @@ const ValueRule* DriverFacts::value_rule(Key k) const {
     return nullptr;
 }
 
-std::optional<bool> DriverFacts::resets(const std::string& setting_path) const {
+std::optional<bool> DriverFacts::resets(std::string_view setting_path) const {
     // A driver's table is complete: what its rows do not name does not reset.
     if (resets_link.empty() && !knows_settable()) return std::nullopt;
-    const auto section = setting_path.substr(0, setting_path.find('.'));
+    const std::string_view section = setting_path.substr(0, setting_path.find('.'));
     for (const auto& row : resets_link)
         for (const auto& w : row.what)
             if (w == setting_path || w == section) return true;

@@ -128,7 +128,7 @@ struct DriverFacts {
     [[nodiscard]] const ValueRule* value_rule(Key k) const;
     // nullopt when this driver has neither reset rows nor a table (use the
     // schema's default).
-    [[nodiscard]] std::optional<bool> resets(const std::string& setting_path) const;
+    [[nodiscard]] std::optional<bool> resets(std::string_view setting_path) const;
     // "ixgbe accepts only rx_usecs, tx_usecs (SOURCE)" / "veth has no coalesce SET (SOURCE)"
     [[nodiscard]] std::string accepts_text(Section s) const;
     // Health checks: the meaning of its statistics.
