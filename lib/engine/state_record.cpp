@@ -291,13 +291,29 @@ const SavedValue* InterfaceRecord::original(std::string_view key) const {
 }
 
 void InterfaceRecord::add_originals(std::vector<SavedValue> values) {
+    constexpr std::size_t kLinear = 32;
+    if (originals.empty() && values.size() <= kLinear) {
+        // A first record takes the vector itself, keeping the first value
+        // of each key.
+        originals = std::move(values);
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < originals.size(); ++i) {
+            const auto end = originals.begin() + static_cast<std::ptrdiff_t>(kept);
+            if (std::none_of(originals.begin(), end,
+                             [&](const SavedValue& o) { return o.key == originals[i].key; })) {
+                if (kept != i) originals[kept] = std::move(originals[i]);
+                ++kept;
+            }
+        }
+        originals.resize(kept);
+        return;
+    }
     // Views of the keys in place: `originals` is reserved first, so that
     // no push_back moves them (a short key lives inside its string).
     originals.reserve(originals.size() + values.size());
     // A few keys (a profile's MTU, channels and features: about ten) are
     // found faster by looking than by hashing, which also allocates a node
     // per key.
-    constexpr std::size_t kLinear = 32;
     if (originals.size() + values.size() <= kLinear) {
         for (auto& v : values)
             if (std::none_of(originals.begin(), originals.end(),

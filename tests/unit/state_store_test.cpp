@@ -421,6 +421,23 @@ TEST(StateRecordJson, AddsTheFirstOriginalOfEachKeyToASmallRecord) {
     EXPECT_EQ(r.originals, want) << "an original is never overwritten";
 }
 
+TEST(StateRecordJson, AnEmptyRecordKeepsTheFirstOriginalOfEachKey) {
+    InterfaceRecord r;
+    r.add_originals({{"channels.rx", Scalar(uint64_t{1})},
+                     {"link.mtu", Scalar(uint64_t{1500})},
+                     {"channels.rx", Scalar(uint64_t{4})},
+                     {"features.rx-gro", Scalar(false)},
+                     {"link.mtu", Scalar(uint64_t{9000})},
+                     {"features.tx-tcp-segmentation", Scalar(true)}});
+    const std::vector<SavedValue> want = {{"channels.rx", Scalar(uint64_t{1})},
+                                          {"link.mtu", Scalar(uint64_t{1500})},
+                                          {"features.rx-gro", Scalar(false)},
+                                          {"features.tx-tcp-segmentation", Scalar(true)}};
+    EXPECT_EQ(r.originals, want);
+    r.add_originals({});
+    EXPECT_EQ(r.originals, want);
+}
+
 TEST(StateRecordJson, FindsOriginalsAndSystemEntriesByKey) {
     const auto r = sample_interface();
     ASSERT_NE(r.original("link.duplex"), nullptr);
