@@ -100,6 +100,7 @@ class NetlinkBackend final : public Backend {
                    std::unique_ptr<ethnl::Socket> eth, sysinfo::IoctlSocket io);
 
     Result<std::vector<rtnl::Link>> list_links(const ReadRequest& req);
+    Result<std::vector<rtnl::Link>> dump_named_links(const ReadRequest& req);
     Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);
     Result<void> read_ethtool_per_device(std::vector<NicState>& nics, const ReadRequest& req);
     void read_identity(NicState& nic);

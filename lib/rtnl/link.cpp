@@ -254,6 +254,27 @@ Result<std::vector<Link>> Socket::dump_links() {
     }
 }
 
+Result<void> Socket::stream_links(const LinkFn& on_link, const std::function<void()>& restart) {
+    const std::string context = "links: dump";
+    for (int attempt = 1;; ++attempt) {
+        netlink::RequestBuffer req;
+        nlmsghdr* nlh = link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
+        mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+        auto r = nl_.request(nlh, context_is(context), [&](const nlmsghdr* m) -> Result<void> {
+            if (m->nlmsg_type != RTM_NEWLINK) return {};
+            auto link = decode_link(m);
+            if (!link) return std::unexpected(std::move(link.error()));
+            on_link(std::move(*link));
+            return {};
+        });
+        if (!r && netlink::is_interrupted(r.error()) && attempt < kDumpAttempts) {
+            restart();
+            continue;
+        }
+        return r;
+    }
+}
+
 Result<void> Socket::dump_links(const LinkFn& on_link) {
     auto links = dump_links();
     if (!links) return std::unexpected(std::move(links.error()));

@@ -74,6 +74,11 @@ class Socket {
     // again: a Link holds every [link] value).
     Result<std::vector<Link>> dump_links();
     Result<void> dump_links(const LinkFn& on_link);
+    // The same dump, each link handed over as its message is decoded (a
+    // caller that keeps a few of many links holds no vector of them all).
+    // When the kernel's list changed during the dump, `restart` is called
+    // and the links come again from the first.
+    Result<void> stream_links(const LinkFn& on_link, const std::function<void()>& restart);
     // One link by name or alternative name (text form; the kernel resolves
     // both); Errc::NoSuchInterface if it does not exist.
     Result<Link> get_link(const std::string& name);

@@ -108,6 +108,30 @@ TEST_F(AltnamesDirect, AuditListsTheAltnamesAsTheKernelDoes) {
     EXPECT_EQ(all[0].at("name"), "lk0");
 }
 
+// More than 32 names are read from one streamed dump: the devices come in
+// the order first named, each once, and a name no link has is the error.
+TEST_F(AltnamesDirect, ManyNamesKeepTheirOrderAndAMissingOneIsNamed) {
+    std::vector<std::string> many = {"audit", "--json", "p4p1"};
+    for (int i = 0; i < 20; ++i) {
+        many.push_back("lk1");
+        many.push_back(i % 2 == 0 ? "lk0" : kLong);
+    }
+    auto r = ctl(many);
+    ASSERT_LE(r.status, 1) << r.err;
+    auto all = json_of(r).at("interfaces");
+    ASSERT_EQ(all.size(), 2U) << r.out;
+    EXPECT_EQ(all[0].at("name"), "lk0") << "named first, by an altname";
+    EXPECT_EQ(all[1].at("name"), "lk1");
+    EXPECT_EQ(all[0].at("altnames"), link_of(*ns_, "lk0").at("altnames"));
+
+    many.push_back("nosuch0");
+    many.push_back("lk0");
+    auto missing = ctl(many);
+    EXPECT_NE(missing.status, 0);
+    EXPECT_NE(missing.err.find("nosuch0"), std::string::npos) << missing.err;
+    EXPECT_NE(missing.err.find("no such interface"), std::string::npos) << missing.err;
+}
+
 // The report: rollback p4p1 answered "no such interface" and left
 // the MTU changed, because apply had filed the record under lk0.
 TEST_F(AltnamesDirect, EveryCommandTakesAnAltname) {
