@@ -329,8 +329,37 @@ const MetaKeyInfo* find_meta_key(Section s, std::string_view name) {
     });
 }
 
+namespace {
+
+// key_for_attr's answers for the attributes below kAttrTable, by section:
+// the key's index + 1, 0 for none. Every setting of a read's replies goes
+// through it (a dump of 512 interfaces asks 5,000 times).
+constexpr std::size_t kAttrTable = 64;
+using AttrTable = std::array<std::array<uint8_t, kAttrTable>, kSectionCount>;
+static_assert(kKeyCount < 255);
+
+constexpr AttrTable make_attr_table() {
+    AttrTable t{};
+    for (std::size_t i = 0; i < kInfos.size(); ++i) {
+        const KeyInfo& k = kInfos[i];
+        if (k.attr == 0 || k.attr >= kAttrTable) continue;
+        auto& slot = t[static_cast<std::size_t>(k.section)][k.attr];
+        if (slot == 0) slot = static_cast<uint8_t>(i + 1);  // the first key, as the search found
+    }
+    return t;
+}
+
+constexpr AttrTable kAttrKeys = make_attr_table();
+
+}  // namespace
+
 std::optional<Key> key_for_attr(Section s, uint16_t attr) {
     if (attr == 0) return std::nullopt;
+    if (attr < kAttrTable && static_cast<std::size_t>(s) < kSectionCount) {
+        const uint8_t i = kAttrKeys[static_cast<std::size_t>(s)][attr];
+        if (i == 0) return std::nullopt;
+        return kInfos[i - 1].key;
+    }
     for (const auto& k : kInfos)
         if (k.section == s && k.attr == attr) return k.key;
     return std::nullopt;

@@ -34,6 +34,16 @@ TEST(Schema, AttributesMapBackToTheirKey) {
         ASSERT_TRUE(back.has_value()) << key_path(k.key);
         EXPECT_EQ(*back, k.key);
     }
+    // And an attribute of no key is none (inside and beyond the lookup table).
+    for (const auto& s : sections())
+        for (uint16_t attr = 0; attr < 200; ++attr) {
+            const bool known =
+                std::any_of(device_keys().begin(), device_keys().end(), [&](const KeyInfo& k) {
+                    return k.attr != 0 && k.section == s.id && k.attr == attr;
+                });
+            EXPECT_EQ(key_for_attr(s.id, attr).has_value(), known)
+                << section_info(s.id).name << " attribute " << attr;
+        }
 }
 
 // The apply order is the table's phase column: one phase per section that
