@@ -37,6 +37,10 @@ struct HeldTransaction::State {
     SystemRecord sysrec, sys_before;
     Journal journal;
     bool failed = false;
+    // A record changed after the journal was written (beyond its status):
+    // the commit encodes the records again instead of restamping the
+    // journal's lines.
+    bool records_changed = false;
 
     StepResult& step(StepRef r) {
         return r.iface == kSystem ? res.system[r.step] : res.interfaces[r.iface].steps[r.step];
@@ -274,10 +278,12 @@ bool write_changes(TxState& s, const ApplyOptions& opts) {
         if (tx::skipped_irq(s.writes[i], s.run.errors[i])) {
             sr.outcome = Outcome::Unsupported;
             sr.step.note = s.run.errors[i]->message;
-            if (s.refs[i].iface != kSystem)
+            if (s.refs[i].iface != kSystem) {
                 std::erase_if(
                     s.records[s.refs[i].iface].targets,
                     [key = s.writes[i].id.path()](const SavedValue& v) { return v.key == key; });
+                s.records_changed = true;
+            }
             continue;
         }
         sr.outcome = Outcome::Failed;
@@ -487,7 +493,8 @@ ApplyResult& commit_all(TxState& s) {
         r.status = s.failed ? TxStatus::Failed : TxStatus::Applied;
         r.updated_at = tx::unix_now();
     }
-    if (auto ok = s.store.save_interfaces(s.records); !ok) {
+    const std::string_view written = s.records_changed ? "" : s.journal.record_lines();
+    if (auto ok = s.store.save_interfaces(s.records, written); !ok) {
         if (!s.res.error) s.res.error = ok.error();
     } else {
         s.journal.finish();

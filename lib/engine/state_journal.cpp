@@ -41,11 +41,17 @@ bool holds_one_of(const fs::path& path, std::span<const std::string> locked) {
 }  // namespace
 
 void Journal::finish() {
+    text_ = {};
     if (!fd_) return;
     // Not synced: if a system crash brings the file back, replay finds the
     // outcome in the interface files (same transaction) and skips them.
     ::unlink(path_.c_str());
     fd_.reset();
+}
+
+std::string_view Journal::record_lines() const {
+    const auto eol = text_.find('\n');
+    return eol == std::string::npos ? std::string_view() : std::string_view(text_).substr(eol + 1);
 }
 
 Result<Journal> write_journal(const fs::path& dir, const std::string& transaction,
@@ -70,7 +76,7 @@ Result<Journal> write_journal(const fs::path& dir, const std::string& transactio
     if (auto ok = file->sync(); !ok) return std::unexpected(std::move(ok.error()));
     auto fd = file->commit();
     if (!fd) return std::unexpected(std::move(fd.error()));
-    Journal journal(std::move(*fd), path);
+    Journal journal(std::move(*fd), path, std::move(*text));
     if (auto ok = d->sync(path); !ok) {
         journal.finish();
         return std::unexpected(std::move(ok.error()));

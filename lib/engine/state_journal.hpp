@@ -16,6 +16,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/state_record.hpp"
@@ -30,14 +31,20 @@ namespace nictune {
 class Journal {
   public:
     Journal() = default;
-    Journal(UniqueFd fd, std::filesystem::path path) : fd_(std::move(fd)), path_(std::move(path)) {}
+    Journal(UniqueFd fd, std::filesystem::path path, std::string text = {})
+        : fd_(std::move(fd)), path_(std::move(path)), text_(std::move(text)) {}
     // The transaction's outcome is in the interface files: remove it.
     void finish();
     [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+    // Its records' lines as written (after the header line): the end of
+    // the transaction restamps them instead of encoding every record again
+    // (StateStore::save_interfaces). Empty once finished.
+    [[nodiscard]] std::string_view record_lines() const;
 
   private:
     UniqueFd fd_;
     std::filesystem::path path_;
+    std::string text_;
 };
 
 // Writes the journal of `transaction` into `dir` (created when missing),

@@ -1,6 +1,7 @@
 #include "engine/state_record.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 #include <utility>
@@ -427,6 +428,37 @@ Result<void> append_for_saving(std::string& out, const InterfaceRecord& r,
         return not_utf8((dir / (r.name + ".json")).string());
     }
     return {};
+}
+
+bool append_restamped(std::string& out, std::string_view line, const InterfaceRecord& r) {
+    // The head up to the name is fixed; the name says whose line it is.
+    std::string head = "{\"version\":" + std::to_string(kVersion) + ",\"name\":";
+    (void)append_json_string(head, r.name);
+    head += ',';
+    if (!line.starts_with(head) || !line.ends_with("}\n")) return false;
+    // No string of the record holds an unescaped quote, so these keys are
+    // found only where they are keys: "status" once, before the saved
+    // values, and "updated_at" last.
+    constexpr std::string_view kStatus = ",\"status\":\"";
+    constexpr std::string_view kUpdated = ",\"updated_at\":";
+    const auto status = line.find(kStatus, head.size());
+    if (status == std::string_view::npos) return false;
+    const auto value = status + kStatus.size();
+    const auto status_end = line.find('"', value);
+    const auto updated = line.rfind(kUpdated);
+    if (status_end == std::string_view::npos || updated == std::string_view::npos ||
+        updated < status_end)
+        return false;
+    const auto number = updated + kUpdated.size();
+    const auto close = line.size() - 2;  // the closing brace
+    if (number >= close || line.find_first_not_of("-0123456789", number) != close) return false;
+    out.reserve(out.size() + line.size() + 8);
+    out.append(line.substr(0, value)).append(tx_status_name(r.status));
+    out.append(line.substr(status_end, number - status_end));
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, r.updated_at).ptr;
+    out.append(digits, end).append("}\n");
+    return true;
 }
 
 Result<std::string> text_for_saving(const SystemRecord& r, const std::string& source) {

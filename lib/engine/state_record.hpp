@@ -110,6 +110,12 @@ Result<std::string> text_for_saving(const SystemRecord& r, const std::string& so
 Result<void> append_for_saving(std::string& out, const InterfaceRecord& r,
                                const std::filesystem::path& dir);
 
+// A record's line as append_for_saving() wrote it (for `r`), with r's status
+// and update time, which are all that changes between a transaction's
+// journal and its end: appended to `out` without encoding the record again.
+// False, and `out` as it was, when `line` is not r's line in that layout.
+bool append_restamped(std::string& out, std::string_view line, const InterfaceRecord& r);
+
 // The journal's text: a header line, then one interface record per line.
 std::string journal_text(const std::string& transaction, std::span<const InterfaceRecord> records);
 // The same, checked as text_for_saving() checks a record, each named

@@ -226,15 +226,39 @@ Result<void> StateStore::save_interface(const InterfaceRecord& r) {
     return write_file_atomically(path, *text);
 }
 
-Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> records) {
+namespace {
+
+// The records' lines from `written` (the journal's), restamped; false when
+// it does not hold exactly their lines, in order.
+bool restamp_all(std::string& text, std::span<const InterfaceRecord> records,
+                 std::string_view written) {
+    for (const auto& r : records) {
+        const auto eol = written.find('\n');
+        if (eol == std::string_view::npos || !check_record_name(r.name) ||
+            !append_restamped(text, written.substr(0, eol + 1), r))
+            return false;
+        written.remove_prefix(eol + 1);
+    }
+    return written.empty();
+}
+
+}  // namespace
+
+Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> records,
+                                         std::string_view written) {
     if (records.empty()) return {};
     if (records.size() == 1) return save_interface(records.front());
     const fs::path dir = dir_ / "interfaces";
     const std::string first = records.front().name + ".json";
     std::string text;
-    text.reserve(records.size() * 1536);
-    for (const auto& r : records)
-        if (auto ok = append_for_saving(text, r, dir); !ok) return ok;
+    text.reserve(written.empty() ? records.size() * 1536 : written.size() + records.size() * 8);
+    // Restamped when the journal's lines are given (an encoding of each
+    // record was most of this function's time), encoded otherwise.
+    if (written.empty() || !restamp_all(text, records, written)) {
+        text.clear();
+        for (const auto& r : records)
+            if (auto ok = append_for_saving(text, r, dir); !ok) return ok;
+    }
     auto d = open_dir(dir_, dir, dir / first);
     if (!d) return std::unexpected(std::move(d.error()));
     // Written and synced under a temporary name, never committed: the links

@@ -92,7 +92,12 @@ class StateStore {
     // inode and page of each, and its removal at the rollback), and on a
     // disk file system a flush each; the links share one inode, which goes
     // with its last name. Stops at the first error.
-    Result<void> save_interfaces(std::span<const InterfaceRecord> records);
+    // `written`: the same records' lines as the journal holds them
+    // (Journal::record_lines), restamped with each record's status and
+    // update time instead of encoding the records again; ignored unless it
+    // holds exactly these records' lines.
+    Result<void> save_interfaces(std::span<const InterfaceRecord> records,
+                                 std::string_view written = {});
     Result<void> remove_interface(std::string_view name);
     // Several at once, with one directory sync for all: a result per name
     // (a failed sync is every removed one's).

@@ -722,6 +722,32 @@ TEST_F(IrqTransaction, AManagedIrqIsSkippedWithANoteNotAFailure) {
     EXPECT_EQ(placement(), placement(initial)) << "exact, the managed IRQ untouched";
 }
 
+// The records of a transaction over several interfaces are the journal's
+// lines restamped, unless a record changed after the journal: a managed
+// IRQ's target is dropped, and must not come back from the journal.
+TEST_F(IrqTransaction, AManagedIrqLeavesNoTargetInABatchsRecords) {
+    StateStore store(dir_);
+    be.nics.push_back(test::i40e_port("p5p2"));
+    be.managed_irqs = {41};
+    const Profile p = profile_of("[irq]\npolicy = \"all\"\n");
+    auto nics = be.read_interfaces(ReadRequest{{"p5p1", "p5p2"}, false});
+    ASSERT_TRUE(nics);
+    auto sys = be.read_system(SystemQuery{plan_sysctls(p)});
+    auto r = apply_plan(be, store, make_plan(p, *nics, *sys), {});
+    ASSERT_EQ(r.result, TxResult::Applied) << (r.error ? r.error->str() : "");
+    auto rec = store.load_interface("p5p1");
+    ASSERT_TRUE(rec && *rec);
+    std::vector<std::string> keys;
+    for (const auto& t : (*rec)->targets)
+        keys.push_back(t.key);
+    EXPECT_EQ(std::ranges::count(keys, "irq.41.cpus"), 0) << "skipped: no target for drift";
+    EXPECT_EQ(std::ranges::count(keys, "irq.40.cpus"), 1);
+    EXPECT_EQ((*rec)->status, TxStatus::Applied);
+    auto other = store.load_interface("p5p2");
+    ASSERT_TRUE(other && *other);
+    EXPECT_EQ((*other)->status, TxStatus::Applied);
+}
+
 TEST_F(IrqTransaction, AFailedIrqWriteUndoesTheEarlierOnes) {
     StateStore store(dir_);
     be.fail_call(3, EINVAL, "");

@@ -1006,6 +1006,63 @@ TEST(StateStore, RenameIsAllOrNothing) {
     EXPECT_EQ(store.load_system(), sys);
 }
 
+// The end of a transaction restamps the journal's lines: the same bytes as
+// encoding the record again with its new status and time, whatever its
+// strings hold (here the keys' own text, escaped).
+TEST(StateRecordJson, ARestampedLineIsTheLineOfTheRestampedRecord) {
+    InterfaceRecord r = sample_interface("q\\xffx");
+    r.profile = R"(a,"status":"x",)";
+    r.status = TxStatus::Applying;
+    r.originals.push_back({"sysctl.x", std::string(R"(,"updated_at":5})")});
+    std::string line;
+    ASSERT_TRUE(append_for_saving(line, r, "/tmp"));
+    for (const TxStatus s : {TxStatus::Applied, TxStatus::Failed, TxStatus::RolledBack}) {
+        for (const int64_t t : {int64_t{0}, int64_t{-1}, int64_t{1714558501}, INT64_MAX}) {
+            InterfaceRecord now = r;
+            now.status = s;
+            now.updated_at = t;
+            std::string want, got = "prefix\n";
+            ASSERT_TRUE(append_for_saving(want, now, "/tmp"));
+            ASSERT_TRUE(append_restamped(got, line, now)) << tx_status_name(s) << " " << t;
+            EXPECT_EQ(got, "prefix\n" + want);
+        }
+    }
+    // Another record's line, or not a whole line, is refused and adds nothing.
+    std::string out = "x";
+    EXPECT_FALSE(append_restamped(out, line, sample_interface("p4p2")));
+    EXPECT_FALSE(append_restamped(out, line.substr(0, line.size() - 1), r));
+    EXPECT_FALSE(append_restamped(out, line.substr(0, line.find("\"status\"")) + "}\n", r));
+    EXPECT_EQ(out, "x");
+}
+
+// Given the journal's lines, a batch is saved from them; lines that are not
+// exactly the records' (another count, another name) are not used.
+TEST(StateStore, ABatchFromTheJournalsLinesIsTheBatchEncoded) {
+    std::vector<InterfaceRecord> recs{sample_interface("p4p1"), sample_interface("p4p2")};
+    std::string lines;
+    for (auto& r : recs) {
+        r.status = TxStatus::Applying;
+        ASSERT_TRUE(append_for_saving(lines, r, "/tmp"));
+        r.status = TxStatus::Applied;
+        r.updated_at += 3;
+    }
+    std::string other;
+    ASSERT_TRUE(append_for_saving(other, sample_interface("p4p9"), "/tmp"));
+    const std::string wrong[] = {lines.substr(0, lines.find('\n') + 1), lines + other,
+                                 other + lines.substr(lines.find('\n') + 1)};
+    TempDir encoded;
+    ASSERT_TRUE(StateStore(encoded.path()).save_interfaces(recs));
+    const std::string want = read_text(encoded.path() / "interfaces" / "p4p1.json");
+    for (const std::string& written : {lines, wrong[0], wrong[1], wrong[2]}) {
+        TempDir tmp;
+        StateStore store(tmp.path());
+        ASSERT_TRUE(store.save_interfaces(recs, written));
+        EXPECT_EQ(read_text(tmp.path() / "interfaces" / "p4p2.json"), want);
+        for (const auto& r : recs)
+            EXPECT_EQ(loaded(store, r.name), r) << r.name;
+    }
+}
+
 // A batch is one file, one record per line, under every interface's name:
 // one inode to write and sync, which goes with its last name.
 TEST(StateStore, ABatchIsOneFileLinkedUnderEachName) {
