@@ -109,14 +109,6 @@ namespace {
 void resolve_features(const Profile& profile, const NicState& state, FeatureExpansions* expansions,
                       Resolved& out) {
     std::vector<std::string> expanded;
-    if (expansions && state.features && state.features->names) {
-        // Reserved once: an alias names several kernel features (tso: four).
-        std::size_t want = out.features.size();
-        for (const auto& f : profile.features)
-            want +=
-                std::max<std::size_t>(1, expansions->expand(f.name, state.features->names).size());
-        out.features.reserve(want);
-    }
     for (const auto& f : profile.features) {
         if (!state.features || !state.features->names) {
             out.features.push_back(

@@ -452,7 +452,6 @@ bool append_restamped(std::string& out, std::string_view line, const InterfaceRe
     const auto number = updated + kUpdated.size();
     const auto close = line.size() - 2;  // the closing brace
     if (number >= close || line.find_first_not_of("-0123456789", number) != close) return false;
-    out.reserve(out.size() + line.size() + 8);
     out.append(line.substr(0, value)).append(tx_status_name(r.status));
     out.append(line.substr(status_end, number - status_end));
     char digits[24];

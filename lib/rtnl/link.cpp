@@ -237,22 +237,11 @@ Result<std::unique_ptr<Socket>> Socket::open() {
 }
 
 Result<std::vector<Link>> Socket::dump_links() {
-    const std::string context = "links: dump";
-    for (int attempt = 1;; ++attempt) {
-        std::vector<Link> links;
-        links.reserve(64);
-        netlink::RequestBuffer req;
-        nlmsghdr* nlh = link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
-        // Without statistics: nictune never reads them, and they are most of
-        // each reply (the kernel also skips gathering them).
-        mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-        auto r = nl_.request(nlh, context_is(context), collect_links(links));
-        // The link list changed while the kernel walked it; the replies are
-        // consistent only after a clean pass.
-        if (!r && netlink::is_interrupted(r.error()) && attempt < kDumpAttempts) continue;
-        if (!r) return std::unexpected(std::move(r.error()));
-        return links;
-    }
+    std::vector<Link> links;
+    links.reserve(64);
+    auto r = stream_links([&](Link&& l) { links.push_back(std::move(l)); }, [&] { links.clear(); });
+    if (!r) return std::unexpected(std::move(r.error()));
+    return links;
 }
 
 Result<void> Socket::stream_links(const LinkFn& on_link, const std::function<void()>& restart) {
@@ -260,6 +249,8 @@ Result<void> Socket::stream_links(const LinkFn& on_link, const std::function<voi
     for (int attempt = 1;; ++attempt) {
         netlink::RequestBuffer req;
         nlmsghdr* nlh = link_request(req.data(), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
+        // Without statistics: nictune never reads them, and they are most of
+        // each reply (the kernel also skips gathering them).
         mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
         auto r = nl_.request(nlh, context_is(context), [&](const nlmsghdr* m) -> Result<void> {
             if (m->nlmsg_type != RTM_NEWLINK) return {};
@@ -268,6 +259,8 @@ Result<void> Socket::stream_links(const LinkFn& on_link, const std::function<voi
             on_link(std::move(*link));
             return {};
         });
+        // The link list changed while the kernel walked it; the replies are
+        // consistent only after a clean pass.
         if (!r && netlink::is_interrupted(r.error()) && attempt < kDumpAttempts) {
             restart();
             continue;
