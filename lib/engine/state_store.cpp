@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <unordered_map>
 #include <unordered_set>
@@ -52,6 +54,25 @@ std::string_view written_name(std::string_view line) {
     return {};
 }
 
+// The ifindex a record's line is written for, read without parsing it:
+// interface_text() writes it right after the name. nullopt when the line is
+// not of that shape (the parser then reads it whole).
+std::optional<int> written_ifindex(std::string_view line) {
+    constexpr std::string_view kIfindex = "\",\"ifindex\":";
+    const std::string_view name = written_name(line);
+    if (name.empty()) return std::nullopt;
+    std::string_view rest =
+        line.substr(static_cast<std::size_t>(name.data() - line.data()) + name.size());
+    if (!rest.starts_with(kIfindex)) return std::nullopt;
+    rest.remove_prefix(kIfindex.size());
+    int value = 0;
+    const char* last = rest.data() + rest.size();
+    const auto [end, ec] = std::from_chars(rest.data(), last, value);
+    if (ec != std::errc() || end == rest.data() || end == last || (*end != ',' && *end != '}'))
+        return std::nullopt;
+    return value;
+}
+
 // Reads record files. save_interfaces() writes the records of a batch into
 // one file, one record per line, and links it under each interface's name;
 // a file of one record is one line (and so were every earlier version's). A
@@ -61,6 +82,21 @@ std::string_view written_name(std::string_view line) {
 class RecordFiles {
   public:
     Result<std::optional<InterfaceRecord>> load(const fs::path& path, std::string_view name) {
+        auto text = find(path, name);
+        if (!text) return std::unexpected(std::move(text.error()));
+        if (!*text) return std::nullopt;
+        return parse(**text, path, name);
+    }
+
+    // The record's text of `name` in the file at `path` (nullopt: no file),
+    // which parse() reads. Files are read once each.
+    struct Text {
+        std::string_view text;
+        std::size_t line = 0;  // its line in a file of several, else 0
+        // The ifindex it was written for (written_ifindex).
+        [[nodiscard]] std::optional<int> ifindex() const { return written_ifindex(text); }
+    };
+    Result<std::optional<Text>> find(const fs::path& path, std::string_view name) {
         const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd) {
             if (errno == ENOENT) return std::nullopt;
@@ -79,8 +115,7 @@ class RecordFiles {
             f.text = std::move(*text);
             index(f);
         }
-        if (f.lines.empty())
-            return check_name(interface_record_from_json(f.text, path), path, name);
+        if (f.lines.empty()) return Text{f.text, 0};
         std::string key;
         append_json_string(key, name);
         const auto line = f.lines.find(std::string_view(key).substr(1, key.size() - 2));
@@ -88,10 +123,15 @@ class RecordFiles {
             return fail(Errc::Io, path.string(),
                         "state file holds no record of " + quote_name(name) + " among its " +
                             std::to_string(f.lines.size()));
+        return Text{line->second.text, line->second.number};
+    }
+
+    static Result<std::optional<InterfaceRecord>> parse(const Text& t, const fs::path& path,
+                                                        std::string_view name) {
+        if (t.line == 0) return check_name(interface_record_from_json(t.text, path), path, name);
         return check_name(
-            interface_record_from_json(line->second.text,
-                                       path.string() + ":" + std::to_string(line->second.number)),
-            path, name);
+            interface_record_from_json(t.text, path.string() + ":" + std::to_string(t.line)), path,
+            name);
     }
 
   private:
@@ -326,7 +366,14 @@ std::vector<std::vector<InterfaceRecord>> StateStore::earlier_records(
         if (skipped.contains(file) || !valid_ifname(file)) continue;
         // Someone else's record, or unreadable: not this lookup's to report
         // (list() and that interface's own rollback do).
-        auto r = files.load(dir / (file + ".json"), file);
+        const fs::path path = dir / (file + ".json");
+        auto text = files.find(path, file);
+        if (!text || !*text) continue;
+        // Only a record of one of these ifindexes can be the device's: the
+        // others are not parsed (a rollback of one interface among 512 with
+        // a record each parsed all 512, as did each of recovery's rollbacks).
+        if (auto idx = (*text)->ifindex(); idx && !by_ifindex.contains(*idx)) continue;
+        auto r = RecordFiles::parse(**text, path, file);
         if (!r || !*r) continue;
         auto found = by_ifindex.find((*r)->ifindex);
         if (found == by_ifindex.end()) continue;

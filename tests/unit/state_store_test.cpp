@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/state_record.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -958,6 +960,45 @@ TEST(StateStore, TakesNoOtherDevicesRecordForARenamedOne) {
     const std::vector<DeviceRef> same = {
         DeviceRef{"lan0", eth3.ifindex, "02:00:00:00:00:99", eth3.perm_mac}};
     EXPECT_EQ(store.earlier_records(same, {})[0].size(), 1U);
+}
+
+// The lookup reads each record's ifindex from its line and parses only the
+// records of the devices asked about (a rollback among 512 records parsed
+// all of them); a record written in another shape is still parsed whole.
+TEST(StateStore, FindsEarlierRecordsAmongABatchsLinesByTheirIfindex) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    std::vector<InterfaceRecord> batch;
+    for (int i = 0; i < 40; ++i) {
+        auto r = sample_interface("veth" + std::to_string(i));
+        r.ifindex = 1000 + i * 37;  // 1000 .. 2443: as many digits as the others and more
+        r.mac = "02:00:00:00:00:" + std::to_string(10 + i);  // 10 .. 49
+        batch.push_back(std::move(r));
+    }
+    ASSERT_TRUE(store.save_interfaces(batch));
+    // A record whose fields come in another order: no ifindex to read from
+    // its line before it is parsed.
+    auto odd = sample_interface("eth9");
+    odd.ifindex = 12;
+    std::string text = to_json_text(odd);
+    const std::string head = "{\"version\":1,\"name\":\"eth9\",";
+    ASSERT_TRUE(text.starts_with(head)) << text;
+    text = "{\"name\":\"eth9\",\"version\":1," + text.substr(head.size());
+    write_text(tmp.path() / "interfaces" / "eth9.json", text);
+
+    const std::vector<DeviceRef> devices = {
+        device_of(batch[0], "lan0"), device_of(batch[17], "lan1"), device_of(batch[39], "lan2"),
+        device_of(odd, "lan3"), DeviceRef{"lan4", 1001, batch[0].mac, std::nullopt}};
+    const auto found = store.earlier_records(devices, {});
+    ASSERT_EQ(found.size(), devices.size());
+    for (std::size_t k = 0; k < 3; ++k) {
+        const InterfaceRecord& want = batch[std::array<std::size_t, 3>{0, 17, 39}[k]];
+        ASSERT_EQ(found[k].size(), 1U) << want.name;
+        EXPECT_EQ(found[k][0], want);
+    }
+    ASSERT_EQ(found[3].size(), 1U) << "a record of another shape is parsed";
+    EXPECT_EQ(found[3][0], odd);
+    EXPECT_TRUE(found[4].empty()) << "no record has ifindex 1001";
 }
 
 TEST(StateStore, MovesARecordWithItsSystemOwners) {
