@@ -117,6 +117,15 @@ def summary(xs):
     }
 
 
+def fmt_rounds(b):
+    """A burst's rounds (nictuned's transactions, the floor's tune() calls):
+    how many, how many took a single link (keeping up with the creating
+    process), and the largest (how far behind it fell)."""
+    if not b:
+        return "-"
+    return f"{b['count']} ({b['of_one']} / {b['largest']})"
+
+
 def fmt_ms(x):
     if x is None:
         return "-"
@@ -886,14 +895,16 @@ def report(results):
         lines.append("")
         lines.append("Hotplug bursts (latency per interface from the send of its RTM_NEWLINK to its Applied signal):")
         lines.append("")
-        lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | applied / not / no signal | MTU verified |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | transactions (of one link / largest) | "
+                     "applied / not / no signal | MTU verified |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
         worst_p99 = {}
         all_ok = {}
         for i, h in enumerate(d["hotplug"]):
             l = h["latency_ms"]
             lines.append(f"| {h['k']} | {i + 1} | {fmt_ms(h['create_ms'])} | {fmt_ms(l.get('p50'))} | {fmt_ms(l.get('p90'))} | "
                          f"{fmt_ms(l.get('p99'))} | {fmt_ms(l.get('max'))} | {fmt_ms(h['total_ms'])} | "
+                         f"{fmt_rounds(h.get('batches'))} | "
                          f"{h['applied']} / {h['not_applied']} / {h['no_signal']} | {h['mtu_verified']} |")
             k = h["k"]
             worst_p99[k] = max(worst_p99.get(k, 0), l.get("p99", float("inf")))
@@ -908,13 +919,15 @@ def report(results):
                          "no driver identity, no saved originals, no verification and no D-Bus; a link counts when "
                          "the ACKs of its SETs are in:")
             lines.append("")
-            lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | tuned | MTU verified |")
-            lines.append("|---|---|---|---|---|---|---|---|---|---|")
+            lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | rounds (of one link / largest) | "
+                         "tuned | MTU verified |")
+            lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
             for i, h in enumerate(fl):
                 l = h["latency_ms"]
                 lines.append(f"| {h['k']} | {i + 1} | {fmt_ms(h['create_ms'])} | {fmt_ms(l.get('p50'))} | "
                              f"{fmt_ms(l.get('p90'))} | {fmt_ms(l.get('p99'))} | {fmt_ms(l.get('max'))} | "
-                             f"{fmt_ms(h['total_ms'])} | {h['tuned']} | {h['mtu_verified']} |")
+                             f"{fmt_ms(h['total_ms'])} | {fmt_rounds(h.get('batches'))} | {h['tuned']} | "
+                             f"{h['mtu_verified']} |")
                 floor_p99.setdefault(h["k"], []).append(l.get("p99", float("inf")))
             lines.append("")
             nic_p99 = {}

@@ -245,6 +245,12 @@ class FloorTuner {
         std::lock_guard g(m_);
         return done_;
     }
+    // How many links each tune() took, in order: one while it keeps up with
+    // the creating process, growing once it has fallen behind.
+    std::vector<std::size_t> batches() {
+        std::lock_guard g(m_);
+        return batches_;
+    }
     int failures() {
         std::lock_guard g(m_);
         return failures_;
@@ -252,6 +258,7 @@ class FloorTuner {
     void clear() {
         std::lock_guard g(m_);
         done_.clear();
+        batches_.clear();
         failures_ = 0;
     }
 
@@ -269,6 +276,7 @@ class FloorTuner {
         std::lock_guard g(m_);
         for (const auto& b : batch)
             done_[b.second] = t;
+        batches_.push_back(batch.size());
         failures_ += errors;
     }
 
@@ -308,6 +316,7 @@ class FloorTuner {
     std::atomic<bool> stop_{false};
     std::mutex m_;
     std::map<std::string, double> done_;
+    std::vector<std::size_t> batches_;
     int failures_ = 0;
     std::thread thread_;
 };
@@ -318,15 +327,17 @@ struct Signal {
     double t_ms;
     std::string result;
     std::string reason;
+    std::string transaction;
 };
 
 class Recorder {
   public:
-    void applied(const std::string& iface, const std::string& result, const std::string& reason) {
+    void applied(const std::string& transaction, const std::string& iface,
+                 const std::string& result, const std::string& reason) {
         const double t = now_ms();
         std::lock_guard l(mu_);
         // The first signal per interface and reason counts.
-        seen_.try_emplace(reason + "/" + iface, Signal{t, result, reason});
+        seen_.try_emplace(reason + "/" + iface, Signal{t, result, reason, transaction});
         ++total_;
         cv_.notify_all();
     }
@@ -768,9 +779,9 @@ struct BusSide {
         calls->setMethodCallTimeout(120s);
         manager = sdbus::createProxy(*signals, kBusName, kPath);
         manager->uponSignal("Applied").onInterface(kIface).call(
-            [&rec](const std::string&, const std::string& iface, const std::string&,
+            [&rec](const std::string& transaction, const std::string& iface, const std::string&,
                    const std::string& result,
-                   const std::string& reason) { rec.applied(iface, result, reason); });
+                   const std::string& reason) { rec.applied(transaction, iface, result, reason); });
         manager->finishRegistration();
         bus = sdbus::createProxy(*signals, "org.freedesktop.DBus", "/org/freedesktop/DBus");
         bus->uponSignal("NameOwnerChanged")
@@ -850,6 +861,27 @@ Json startup_phase(Bench& b, std::unique_ptr<Daemon>& daemon) {
     return startup;
 }
 
+// How the links of a burst were grouped: nictuned's transactions (links
+// per transaction id) or the floor's tune() calls. Both take every link
+// heard of since the last round, so one link per round means keeping up
+// with the creating process and the largest round says how far behind it
+// fell.
+Json batch_stats(const std::vector<std::size_t>& sizes) {
+    std::size_t largest = 0, single = 0;
+    for (std::size_t n : sizes) {
+        largest = std::max(largest, n);
+        single += n == 1 ? 1 : 0;
+    }
+    return Json{{"count", sizes.size()}, {"largest", largest}, {"of_one", single}};
+}
+
+Json batch_stats(const std::map<std::string, std::size_t>& per_transaction) {
+    std::vector<std::size_t> sizes;
+    for (const auto& [tx, n] : per_transaction)
+        sizes.push_back(n);
+    return batch_stats(sizes);
+}
+
 // 3. One burst of `k` new interfaces; latency from each one's RTM_NEWLINK
 // to its Applied signal (reason hotplug).
 Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
@@ -865,12 +897,14 @@ Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
     std::vector<double> lat;
     double last = 0;
     int applied = 0, other = 0, missing = 0;
+    std::map<std::string, std::size_t> per_transaction;
     for (const auto& n : names) {
         auto s = b.rec.get("hotplug", n);
         if (!s) {
             ++missing;
             continue;
         }
+        ++per_transaction[s->transaction];
         (s->result == "applied" ? applied : other)++;
         lat.push_back(s->t_ms - created[n]);
         last = std::max(last, s->t_ms);
@@ -880,6 +914,7 @@ Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
              {"create_ms", t_created - t0},
              {"total_ms", last > 0 ? last - t0 : t_waited - t0},
              {"latency_ms", stats(lat)},
+             {"batches", batch_stats(per_transaction)},
              {"applied", applied},
              {"not_applied", other},
              {"no_signal", missing},
@@ -994,6 +1029,7 @@ Json floor_burst(Bench& b, FloorTuner& tuner, int k) {
              {"create_ms", t_created - t0},
              {"total_ms", last > 0 ? last - t0 : 0.0},
              {"latency_ms", stats(lat)},
+             {"batches", batch_stats(tuner.batches())},
              {"tuned", lat.size()},
              {"set_errors", tuner.failures()},
              {"mtu_verified", ok_mtu}};
