@@ -645,6 +645,7 @@ interface = "hpa*"
            "--work-dir", ctx.workdir, "--peer-netns", ctx.ns.peer,
            "--bound", str(a.bound), "--startup-reps", str(a.startup_reps),
            "--hotplug", a.hotplug, "--hotplug-reps", str(a.hotplug_reps), "--floor-reps", str(a.hotplug_reps),
+           "--hotplug-interval-us", str(a.hotplug_interval_us),
            "--idle-seconds", str(a.idle_seconds), "--audits", str(a.audits), "--mtu", str(MTU)]
     # Its progress lines go straight to our stderr.
     r = run(ctx.ns.exec(cmd), check=False, timeout=3600, stderr=sys.stderr, env=env)
@@ -1079,6 +1080,9 @@ def main():
     ap.add_argument("--startup-reps", type=int, default=3)
     ap.add_argument("--hotplug", default="64,512")
     ap.add_argument("--hotplug-reps", type=int, default=3)
+    ap.add_argument("--hotplug-interval-us", type=int, default=0,
+                    help="daemon: start a hotplug burst's creations this many microseconds apart "
+                         "(default 0: back to back, as fast as the kernel creates them)")
     ap.add_argument("--idle-seconds", type=int, default=10)
     ap.add_argument("--audits", type=int, default=10000)
     ap.add_argument("--state-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None,

@@ -8,7 +8,7 @@
 //       --profiles-dir DIR --state-dir DIR --work-dir DIR
 //       [--bound 512] [--startup-reps 3] [--hotplug 64,512] [--hotplug-reps 3]
 //       [--idle-seconds 10] [--audits 10000] [--mtu 9000] [--peer-netns NAME]
-//       [--floor-reps 3]
+//       [--floor-reps 3] [--hotplug-interval-us 0]
 //
 // Phases, in order:
 //  1. start-up: create --bound interfaces (veth pairs sba<i>/sbb<i>; with
@@ -22,9 +22,9 @@
 //     voluntary context switches of all its threads over --idle-seconds.
 //  3. hotplug: bursts of K new matching interfaces (veth pairs hpa<i>/hpb<i>,
 //     as above) created back to back over this program's own rtnetlink
-//     socket; per interface, the time from the send of its RTM_NEWLINK to
-//     the arrival of its Applied signal (reason hotplug). Then every
-//     interface's MTU is checked in a link dump, and the pairs are deleted.
+//     socket (or one every --hotplug-interval-us); per interface, the time from the send of its
+//     RTM_NEWLINK to the arrival of its Applied signal (reason hotplug). Then every interface's MTU
+//     is checked in a link dump, and the pairs are deleted.
 //  4. audits: --audits Audit calls over D-Bus (two named interfaces); RSS
 //     sampled along the way.
 //  5. idle again (after the activity), then SIGTERM and the exit status.
@@ -495,6 +495,9 @@ struct Options {
     std::vector<int> hotplug{64, 512};
     int hotplug_reps = 3;
     int floor_reps = 3;
+    // Microseconds between the starts of two creations in a hotplug burst
+    // (0: back to back).
+    int hotplug_interval_us = 0;
     int idle_seconds = 10;
     int audits = 10000;
     uint32_t mtu = 9000;
@@ -579,11 +582,23 @@ std::vector<std::pair<std::string, std::string>> pairs(const std::string& prefix
     return out;
 }
 
-// Creates the pairs; returns each interface's send time.
+// Creates the pairs, each `interval_us` after the start of the one before
+// (0: back to back); returns each interface's send time.
 std::map<std::string, double> create(Rtnl& rt,
-                                     const std::vector<std::pair<std::string, std::string>>& ps) {
+                                     const std::vector<std::pair<std::string, std::string>>& ps,
+                                     int interval_us = 0) {
     std::map<std::string, double> t;
+    const double start = now_ms();
+    std::size_t i = 0;
     for (const auto& [a, b] : ps) {
+        if (interval_us > 0) {
+            const double due = start + static_cast<double>(i) * interval_us / 1000.0;
+            const double wait = due - now_ms();
+            if (wait > 0)
+                std::this_thread::sleep_for(
+                    std::chrono::microseconds(static_cast<long>(wait * 1000)));
+        }
+        ++i;
         const double s = now_ms();
         if (int e = rt.add_veth(a, b, g_peer_fd))
             die("cannot create veth " + a + ": " + std::strerror(e));
@@ -744,6 +759,8 @@ Options parse_options(int argc, char** argv) {
             o.hotplug_reps = std::clamp(std::atoi(v().c_str()), 0, 20);
         else if (a == "--floor-reps")
             o.floor_reps = std::clamp(std::atoi(v().c_str()), 0, 20);
+        else if (a == "--hotplug-interval-us")
+            o.hotplug_interval_us = std::clamp(std::atoi(v().c_str()), 0, 100000);
         else if (a == "--idle-seconds")
             o.idle_seconds = std::clamp(std::atoi(v().c_str()), 1, 120);
         else if (a == "--audits")
@@ -890,7 +907,7 @@ Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
     settle(daemon.pid(), 500ms, 20000ms);
     b.rec.clear();
     const double t0 = now_ms();
-    auto created = create(b.rt, ps);
+    auto created = create(b.rt, ps, b.o.hotplug_interval_us);
     const double t_created = now_ms();
     b.rec.wait([&] { return b.rec.count("hotplug") >= names.size(); }, 120000ms);
     const double t_waited = now_ms();
@@ -1008,7 +1025,7 @@ Json floor_burst(Bench& b, FloorTuner& tuner, int k) {
     std::this_thread::sleep_for(200ms);
     tuner.clear();
     const double t0 = now_ms();
-    auto created = create(b.rt, ps);
+    auto created = create(b.rt, ps, b.o.hotplug_interval_us);
     const double t_created = now_ms();
     std::map<std::string, double> done;
     while (now_ms() - t_created < 60000) {
