@@ -6,9 +6,9 @@
 //
 //   nictune_bench_daemon --nictuned PATH --bus ADDR --config FILE
 //       --profiles-dir DIR --state-dir DIR --work-dir DIR
-//       [--bound 512] [--startup-reps 3] [--hotplug 64,512] [--hotplug-reps 3]
-//       [--idle-seconds 10] [--audits 10000] [--mtu 9000] [--peer-netns NAME]
-//       [--floor-reps 3] [--hotplug-interval-us 0]
+//       [--bound 512] [--startup-reps 3] [--hotplug 64,512,512@1000]
+//       [--hotplug-reps 3] [--idle-seconds 10] [--audits 10000] [--mtu 9000]
+//       [--peer-netns NAME] [--floor-reps 3]
 //
 // Phases, in order:
 //  1. start-up: create --bound interfaces (veth pairs sba<i>/sbb<i>; with
@@ -21,10 +21,10 @@
 //  2. idle: after the daemon settles (no CPU time used for 1 s), RSS and the
 //     voluntary context switches of all its threads over --idle-seconds.
 //  3. hotplug: bursts of K new matching interfaces (veth pairs hpa<i>/hpb<i>,
-//     as above) created back to back over this program's own rtnetlink
-//     socket (or one every --hotplug-interval-us); per interface, the time from the send of its
-//     RTM_NEWLINK to the arrival of its Applied signal (reason hotplug). Then every interface's MTU
-//     is checked in a link dump, and the pairs are deleted.
+//     as above) created over this program's own rtnetlink socket, back to
+//     back (K) or one started every US microseconds (K@US); per interface, the time from the send
+//     of its RTM_NEWLINK to the arrival of its Applied signal (reason hotplug). Then every
+//     interface's MTU is checked in a link dump, and the pairs are deleted.
 //  4. audits: --audits Audit calls over D-Bus (two named interfaces); RSS
 //     sampled along the way.
 //  5. idle again (after the activity), then SIGTERM and the exit status.
@@ -488,16 +488,25 @@ Json stats(std::vector<double> xs) {
 
 // ---- the daemon ---------------------------------------------------------------
 
+// A hotplug burst: `k` interfaces, each creation started `interval_us`
+// after the one before (0: back to back, as fast as the kernel creates
+// them). Written K or K@US.
+struct Burst {
+    int k = 0;
+    int interval_us = 0;
+    [[nodiscard]] std::string str() const {
+        return "K=" + std::to_string(k) +
+               (interval_us > 0 ? " paced " + std::to_string(interval_us) + " us" : "");
+    }
+};
+
 struct Options {
     std::string nictuned, bus, config, profiles_dir, state_dir, work_dir;
     int bound = 512;
     int startup_reps = 3;
-    std::vector<int> hotplug{64, 512};
+    std::vector<Burst> hotplug{{64, 0}, {512, 0}, {512, 1000}};
     int hotplug_reps = 3;
     int floor_reps = 3;
-    // Microseconds between the starts of two creations in a hotplug burst
-    // (0: back to back).
-    int hotplug_interval_us = 0;
     int idle_seconds = 10;
     int audits = 10000;
     uint32_t mtu = 9000;
@@ -718,12 +727,21 @@ Json idle_phase(pid_t pid, int seconds) {
                 {"rss_by_mapping", rss_by_mapping(pid)}};
 }
 
-std::vector<int> int_list(const std::string& s) {
-    std::vector<int> out;
+// "64,512,512@1000": bursts of K interfaces, K@US paced.
+std::vector<Burst> burst_list(const std::string& s) {
+    std::vector<Burst> out;
     std::istringstream in(s);
     std::string n;
-    while (std::getline(in, n, ','))
-        if (!n.empty()) out.push_back(std::atoi(n.c_str()));
+    while (std::getline(in, n, ',')) {
+        if (n.empty()) continue;
+        Burst b;
+        b.k = std::atoi(n.c_str());
+        if (auto at = n.find('@'); at != std::string::npos)
+            b.interval_us = std::atoi(n.c_str() + at + 1);
+        if (b.k < 2 || b.k > 4096 || b.interval_us < 0 || b.interval_us > 100000)
+            die("--hotplug takes K or K@US: K 2..4096, US 0..100000; not " + n);
+        out.push_back(b);
+    }
     return out;
 }
 
@@ -754,13 +772,11 @@ Options parse_options(int argc, char** argv) {
         else if (a == "--startup-reps")
             o.startup_reps = std::clamp(std::atoi(v().c_str()), 1, 20);
         else if (a == "--hotplug")
-            o.hotplug = int_list(v());
+            o.hotplug = burst_list(v());
         else if (a == "--hotplug-reps")
             o.hotplug_reps = std::clamp(std::atoi(v().c_str()), 0, 20);
         else if (a == "--floor-reps")
             o.floor_reps = std::clamp(std::atoi(v().c_str()), 0, 20);
-        else if (a == "--hotplug-interval-us")
-            o.hotplug_interval_us = std::clamp(std::atoi(v().c_str()), 0, 100000);
         else if (a == "--idle-seconds")
             o.idle_seconds = std::clamp(std::atoi(v().c_str()), 1, 120);
         else if (a == "--audits")
@@ -777,8 +793,6 @@ Options parse_options(int argc, char** argv) {
     if (o.nictuned.empty() || o.bus.empty() || o.config.empty() || o.profiles_dir.empty() ||
         o.state_dir.empty() || o.work_dir.empty())
         die("--nictuned, --bus, --config, --profiles-dir, --state-dir and --work-dir are needed");
-    for (int k : o.hotplug)
-        if (k < 2 || k > 4096) die("--hotplug sizes must be 2..4096");
     return o;
 }
 
@@ -901,13 +915,13 @@ Json batch_stats(const std::map<std::string, std::size_t>& per_transaction) {
 
 // 3. One burst of `k` new interfaces; latency from each one's RTM_NEWLINK
 // to its Applied signal (reason hotplug).
-Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
-    const auto ps = pairs("hp", k);
+Json hotplug_burst(Bench& b, Daemon& daemon, const Burst& burst) {
+    const auto ps = pairs("hp", burst.k);
     const auto names = names_of(ps);
     settle(daemon.pid(), 500ms, 20000ms);
     b.rec.clear();
     const double t0 = now_ms();
-    auto created = create(b.rt, ps, b.o.hotplug_interval_us);
+    auto created = create(b.rt, ps, burst.interval_us);
     const double t_created = now_ms();
     b.rec.wait([&] { return b.rec.count("hotplug") >= names.size(); }, 120000ms);
     const double t_waited = now_ms();
@@ -928,6 +942,7 @@ Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
     }
     const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
     Json one{{"k", names.size()},
+             {"interval_us", burst.interval_us},
              {"create_ms", t_created - t0},
              {"total_ms", last > 0 ? last - t0 : t_waited - t0},
              {"latency_ms", stats(lat)},
@@ -943,11 +958,10 @@ Json hotplug_burst(Bench& b, Daemon& daemon, int k) {
 
 Json hotplug_phase(Bench& b, Daemon& daemon) {
     Json hot = Json::array();
-    for (int k : b.o.hotplug) {
+    for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.hotplug_reps; ++r) {
-            Json one = hotplug_burst(b, daemon, k);
-            say("hotplug K=" + std::to_string(k) + " rep " + std::to_string(r + 1) + ": " +
-                one.dump());
+            Json one = hotplug_burst(b, daemon, burst);
+            say("hotplug " + burst.str() + " rep " + std::to_string(r + 1) + ": " + one.dump());
             hot.push_back(std::move(one));
             if (!daemon.alive()) die("nictuned died during the hotplug burst");
         }
@@ -1019,13 +1033,13 @@ Json audit_phase(Bench& b, sdbus::IConnection& calls, pid_t pid) {
 
 // 6. One burst of the hotplug floor: the same creation, tuned by FloorTuner;
 // latency from each RTM_NEWLINK to the ACKs of its SETs.
-Json floor_burst(Bench& b, FloorTuner& tuner, int k) {
-    const auto ps = pairs("hf", k);
+Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
+    const auto ps = pairs("hf", burst.k);
     const auto names = names_of(ps);
     std::this_thread::sleep_for(200ms);
     tuner.clear();
     const double t0 = now_ms();
-    auto created = create(b.rt, ps, b.o.hotplug_interval_us);
+    auto created = create(b.rt, ps, burst.interval_us);
     const double t_created = now_ms();
     std::map<std::string, double> done;
     while (now_ms() - t_created < 60000) {
@@ -1042,13 +1056,10 @@ Json floor_burst(Bench& b, FloorTuner& tuner, int k) {
         last = std::max(last, it->second);
     }
     const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
-    Json one{{"k", names.size()},
-             {"create_ms", t_created - t0},
-             {"total_ms", last > 0 ? last - t0 : 0.0},
-             {"latency_ms", stats(lat)},
-             {"batches", batch_stats(tuner.batches())},
-             {"tuned", lat.size()},
-             {"set_errors", tuner.failures()},
+    Json one{{"k", names.size()},           {"interval_us", burst.interval_us},
+             {"create_ms", t_created - t0}, {"total_ms", last > 0 ? last - t0 : 0.0},
+             {"latency_ms", stats(lat)},    {"batches", batch_stats(tuner.batches())},
+             {"tuned", lat.size()},         {"set_errors", tuner.failures()},
              {"mtu_verified", ok_mtu}};
     destroy(b.rt, ps);
     return one;
@@ -1058,10 +1069,10 @@ Json hotplug_floor_phase(Bench& b) {
     Json floor = Json::array();
     if (b.o.floor_reps <= 0) return floor;
     FloorTuner tuner("hfa", b.o.mtu);
-    for (int k : b.o.hotplug) {
+    for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.floor_reps; ++r) {
-            Json one = floor_burst(b, tuner, k);
-            say("hotplug floor K=" + std::to_string(k) + " rep " + std::to_string(r + 1) + ": " +
+            Json one = floor_burst(b, tuner, burst);
+            say("hotplug floor " + burst.str() + " rep " + std::to_string(r + 1) + ": " +
                 one.dump());
             floor.push_back(std::move(one));
         }
