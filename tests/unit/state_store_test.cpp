@@ -971,7 +971,7 @@ TEST(StateStore, FindsEarlierRecordsAmongABatchsLinesByTheirIfindex) {
     std::vector<InterfaceRecord> batch;
     for (int i = 0; i < 40; ++i) {
         auto r = sample_interface("veth" + std::to_string(i));
-        r.ifindex = 1000 + i * 37;  // 1000 .. 2443: as many digits as the others and more
+        r.ifindex = 1000 + i * 37;  // 1000 .. 2443, four digits where the odd one has two
         r.mac = "02:00:00:00:00:" + std::to_string(10 + i);  // 10 .. 49
         batch.push_back(std::move(r));
     }
