@@ -22,9 +22,10 @@
 //     voluntary context switches of all its threads over --idle-seconds.
 //  3. hotplug: bursts of K new matching interfaces (veth pairs hpa<i>/hpb<i>,
 //     as above) created over this program's own rtnetlink socket, back to
-//     back (K) or one started every US microseconds (K@US); per interface, the time from the send
-//     of its RTM_NEWLINK to the arrival of its Applied signal (reason hotplug). Then every
-//     interface's MTU is checked in a link dump, and the pairs are deleted.
+//     back (K) or one started every US microseconds (K@US); per interface,
+//     the time from the send of its RTM_NEWLINK to the arrival of its
+//     Applied signal (reason hotplug). Then every interface's MTU is checked
+//     in a link dump, and the pairs are deleted.
 //  4. audits: --audits Audit calls over D-Bus (two named interfaces); RSS
 //     sampled along the way.
 //  5. idle again (after the activity), then SIGTERM and the exit status.
@@ -55,6 +56,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -735,10 +737,15 @@ std::vector<Burst> burst_list(const std::string& s) {
     while (std::getline(in, n, ',')) {
         if (n.empty()) continue;
         Burst b;
-        b.k = std::atoi(n.c_str());
-        if (auto at = n.find('@'); at != std::string::npos)
-            b.interval_us = std::atoi(n.c_str() + at + 1);
-        if (b.k < 2 || b.k > 4096 || b.interval_us < 0 || b.interval_us > 100000)
+        const auto at = n.find('@');
+        const auto whole = [](std::string_view t, int& value) {
+            const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+            return ec == std::errc() && end == t.data() + t.size();
+        };
+        const std::string_view text(n);
+        const bool ok = whole(text.substr(0, at), b.k) &&
+                        (at == std::string::npos || whole(text.substr(at + 1), b.interval_us));
+        if (!ok || b.k < 2 || b.k > 4096 || b.interval_us < 0 || b.interval_us > 100000)
             die("--hotplug takes K or K@US: K 2..4096, US 0..100000; not " + n);
         out.push_back(b);
     }
