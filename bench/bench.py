@@ -136,6 +136,43 @@ def fmt_rounds(b):
     return f"{b['count']} ({b['of_one']} / {b['largest']})"
 
 
+def floor_table(lines, rows, nic_p99, name, intro):
+    """One hotplug floor's bursts as a table, then per kind of burst the
+    median p99 of nictuned against this floor's; returns {kind: [p99...]}."""
+    p99 = {}
+    if not rows:
+        return p99
+    lines.append(intro)
+    lines.append("")
+    lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | rounds (of one link / largest) | "
+                 "CPU per link | tuned | MTU verified |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for i, h in enumerate(rows):
+        l = h["latency_ms"]
+        lines.append(f"| {burst_label(h)} | {i + 1} | {fmt_ms(h['create_ms'])} | {fmt_ms(l.get('p50'))} | "
+                     f"{fmt_ms(l.get('p90'))} | {fmt_ms(l.get('p99'))} | {fmt_ms(l.get('max'))} | "
+                     f"{fmt_ms(h['total_ms'])} | {fmt_rounds(h.get('batches'))} | {fmt_cpu(h)} | {h['tuned']} | "
+                     f"{h['mtu_verified']} |")
+        p99.setdefault(burst_key(h), []).append(l.get("p99", float("inf")))
+    lines.append("")
+    for k in sorted(p99):
+        if k in nic_p99:
+            nic, fl = statistics.median(nic_p99[k]), statistics.median(p99[k])
+            lines.append(f"{burst_label({'k': k[0], 'interval_us': k[1]}, 'K=')}: median p99 nictuned "
+                         f"{fmt_ms(nic)}, {name} {fmt_ms(fl)} ({nic / fl:.2f}x {name}).")
+    lines.append("")
+    return p99
+
+
+def fmt_cpu(h):
+    """A burst's CPU time per link: nictuned's (all its threads, from
+    /proc/PID/task/*/schedstat) or the floor's tuning thread's, from the
+    first creation until the last link was done."""
+    if "cpu_ms" not in h or not h["k"]:
+        return "-"
+    return fmt_ms(h["cpu_ms"] / h["k"])
+
+
 def fmt_ms(x):
     if x is None:
         return "-"
@@ -906,49 +943,35 @@ def report(results):
         lines.append("Hotplug bursts (latency per interface from the send of its RTM_NEWLINK to its Applied signal):")
         lines.append("")
         lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | transactions (of one link / largest) | "
-                     "applied / not / no signal | MTU verified |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+                     "CPU per link | applied / not / no signal | MTU verified |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         worst_p99 = {}
         all_ok = {}
         for i, h in enumerate(d["hotplug"]):
             l = h["latency_ms"]
             lines.append(f"| {burst_label(h)} | {i + 1} | {fmt_ms(h['create_ms'])} | {fmt_ms(l.get('p50'))} | {fmt_ms(l.get('p90'))} | "
                          f"{fmt_ms(l.get('p99'))} | {fmt_ms(l.get('max'))} | {fmt_ms(h['total_ms'])} | "
-                         f"{fmt_rounds(h.get('batches'))} | "
+                         f"{fmt_rounds(h.get('batches'))} | {fmt_cpu(h)} | "
                          f"{h['applied']} / {h['not_applied']} / {h['no_signal']} | {h['mtu_verified']} |")
             k = burst_key(h)
             worst_p99[k] = max(worst_p99.get(k, 0), l.get("p99", float("inf")))
             all_ok[k] = all_ok.get(k, True) and h["applied"] == h["k"] and h["mtu_verified"] == h["k"]
         lines.append("")
-        fl = d.get("hotplug_floor") or []
-        floor_p99 = {}
-        if fl:
-            lines.append("The hotplug floor: the same bursts with nictuned stopped, tuned by a minimal program in "
-                         "`nictune_bench_daemon` (`FloorTuner`) that only sends the three SETs per link (MTU, "
-                         "channels, features; pipelined per family for the links heard of together), with no read, "
-                         "no driver identity, no saved originals, no verification and no D-Bus; a link counts when "
-                         "the ACKs of its SETs are in:")
-            lines.append("")
-            lines.append("| K | run | create burst | p50 | p90 | p99 | max | total | rounds (of one link / largest) | "
-                         "tuned | MTU verified |")
-            lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
-            for i, h in enumerate(fl):
-                l = h["latency_ms"]
-                lines.append(f"| {burst_label(h)} | {i + 1} | {fmt_ms(h['create_ms'])} | {fmt_ms(l.get('p50'))} | "
-                             f"{fmt_ms(l.get('p90'))} | {fmt_ms(l.get('p99'))} | {fmt_ms(l.get('max'))} | "
-                             f"{fmt_ms(h['total_ms'])} | {fmt_rounds(h.get('batches'))} | {h['tuned']} | "
-                             f"{h['mtu_verified']} |")
-                floor_p99.setdefault(burst_key(h), []).append(l.get("p99", float("inf")))
-            lines.append("")
-            nic_p99 = {}
-            for h in d["hotplug"]:
-                nic_p99.setdefault(burst_key(h), []).append(h["latency_ms"].get("p99", float("inf")))
-            for k in sorted(floor_p99):
-                if k in nic_p99:
-                    lines.append(f"{burst_label({'k': k[0], 'interval_us': k[1]}, 'K=')}: median p99 nictuned {fmt_ms(statistics.median(nic_p99[k]))}, floor "
-                                 f"{fmt_ms(statistics.median(floor_p99[k]))} "
-                                 f"({statistics.median(nic_p99[k]) / statistics.median(floor_p99[k]):.2f}x the floor).")
-            lines.append("")
+        nic_p99 = {}
+        for h in d["hotplug"]:
+            nic_p99.setdefault(burst_key(h), []).append(h["latency_ms"].get("p99", float("inf")))
+        floor_p99 = floor_table(lines, d.get("hotplug_floor") or [], nic_p99, "the floor",
+                                "The hotplug floor: the same bursts with nictuned stopped, tuned by a minimal "
+                                "program in `nictune_bench_daemon` (`FloorTuner`) that only sends the three SETs per "
+                                "link (MTU, channels, features; pipelined per family for the links heard of "
+                                "together), with no read, no driver identity, no saved originals, no verification "
+                                "and no D-Bus; a link counts when the ACKs of its SETs are in:")
+        reads_p99 = floor_table(lines, d.get("hotplug_floor_reads") or [], nic_p99, "the floor with reads",
+                                "The hotplug floor with reads: the same program, which first reads what a tuner "
+                                "that can roll back must save (each link's channels and features, pipelined per "
+                                "family; the MTU came with the RTM_NEWLINK), then sends the same SETs: five "
+                                "requests under the RTNL lock per link, where nictuned makes seven (link, channels, "
+                                "features, driver info, three SETs) and the floor above three:")
         for key, label in (("idle", "Idle after start-up"), ("idle_after", "Idle after the hotplug bursts and audits")):
             i = d[key]
             lines.append(f"{label}: {i['voluntary_switches']} voluntary / {i['involuntary_switches']} involuntary "
@@ -975,8 +998,17 @@ def report(results):
                 verdicts.append(("(reference) hotplug floor K=512 p99 < 50 ms (best run)", min(floor_p99[b2b]) < 50,
                                  fmt_ms(min(floor_p99[b2b]))))
             verdicts.append(("hotplug K=512 none missed, all verified", all_ok[b2b], "yes" if all_ok[b2b] else "NO"))
+            # Issue 16 as written, and against the floor that reads what a
+            # rollback needs (BENCHMARKS.md, "The floor with reads").
+            for name, fp in (("the floor", floor_p99), ("the floor with reads", reads_p99)):
+                if b2b in fp:
+                    r = statistics.median(nic_p99[b2b]) / statistics.median(fp[b2b])
+                    verdicts.append((f"hotplug K=512 back to back: median p99 within 1.5x of {name}", r <= 1.5,
+                                     f"{r:.2f}x"))
         if paced in worst_p99:
-            # The target proposed at stop 30 (BENCHMARKS.md, "Why hotplug K=512 is chaotic").
+            # Proposed at stop 30 as issue 16's target instead of the ratio
+            # and withdrawn at stop 31 (BENCHMARKS.md, "The floor with
+            # reads"); it stays as a check of the one-link path.
             verdicts.append(("hotplug K=512 paced one per ms: p99 < 5 ms (worst run)", worst_p99[paced] < 5,
                              fmt_ms(worst_p99[paced])))
             verdicts.append(("hotplug K=512 paced one per ms: none missed, all verified", all_ok[paced],

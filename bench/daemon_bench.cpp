@@ -33,6 +33,8 @@
 //     stopped, tuned by FloorTuner (the three SETs per link and nothing
 //     else); per link, from the send of its RTM_NEWLINK to the ACKs of its
 //     SETs.
+//  7. the same with the floor that first reads the originals a rollback
+//     needs (FloorTuner with reads: channels and features, then the SETs).
 //
 // Prints one JSON object on stdout. Progress goes to stderr.
 #include <fcntl.h>
@@ -44,6 +46,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -219,10 +222,16 @@ class Rtnl {
 // saved originals, no verification, no D-Bus. A link is done when the ACKs
 // of its three SETs are in. Run with nictuned stopped, against the same
 // back-to-back creator: the latency no tuner can beat on this machine.
+//
+// With `reads`, it first reads what a tuner that can roll back must save
+// (each link's channels and features; the MTU came with the RTM_NEWLINK),
+// pipelined like the SETs: five requests under the RTNL lock per link
+// instead of three. The floor of any transactional tuner, nictuned's
+// seven (link, channels, features, driver info, three SETs) against it.
 class FloorTuner {
   public:
-    FloorTuner(std::string prefix, uint32_t mtu)
-        : prefix_(std::move(prefix)), sets_(&error_), buf_(new char[kBuf]) {
+    FloorTuner(std::string prefix, uint32_t mtu, bool reads)
+        : prefix_(std::move(prefix)), reads_(reads), sets_(&error_), buf_(new char[kBuf]) {
         if (!error_.empty()) die("floor: " + error_);
         values_.mtu = mtu;
         values_.gro = true;
@@ -246,6 +255,14 @@ class FloorTuner {
     std::map<std::string, double> done() {
         std::lock_guard g(m_);
         return done_;
+    }
+    // The tuning thread's time on a CPU so far, in ms.
+    double cpu_ms() {
+        clockid_t id{};
+        timespec ts{};
+        if (pthread_getcpuclockid(thread_.native_handle(), &id) != 0 || clock_gettime(id, &ts) != 0)
+            return 0;
+        return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
     }
     // How many links each tune() took, in order: one while it keeps up with
     // the creating process, growing once it has fallen behind.
@@ -273,7 +290,7 @@ class FloorTuner {
         std::vector<int> idx;
         for (const auto& b : batch)
             idx.push_back(b.first);
-        const int errors = sets_.send(idx, values_);
+        const int errors = (reads_ ? sets_.read_originals(idx) : 0) + sets_.send(idx, values_);
         const double t = now_ms();
         std::lock_guard g(m_);
         for (const auto& b : batch)
@@ -310,6 +327,7 @@ class FloorTuner {
     }
 
     std::string prefix_;
+    bool reads_ = false;
     std::string error_;
     bench::SetSender sets_;
     bench::SetValues values_;
@@ -447,6 +465,19 @@ long cpu_ticks(pid_t pid) {
         if (i == 15) stime = std::atol(f.c_str());
     }
     return utime + stime;
+}
+
+// Time on a CPU of all the process's threads, in ms (schedstat counts ns,
+// where utime and stime count 10 ms ticks: too coarse for one burst).
+double cpu_ms(pid_t pid) {
+    double ns = 0;
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::ifstream in(t.path() / "schedstat");
+        double one = 0;
+        if (in >> one) ns += one;
+    }
+    return ns / 1e6;
 }
 
 // Until the process used no CPU for `quiet` (at most `limit`).
@@ -927,11 +958,13 @@ Json hotplug_burst(Bench& b, Daemon& daemon, const Burst& burst) {
     const auto names = names_of(ps);
     settle(daemon.pid(), 500ms, 20000ms);
     b.rec.clear();
+    const double cpu0 = cpu_ms(daemon.pid());
     const double t0 = now_ms();
     auto created = create(b.rt, ps, burst.interval_us);
     const double t_created = now_ms();
     b.rec.wait([&] { return b.rec.count("hotplug") >= names.size(); }, 120000ms);
     const double t_waited = now_ms();
+    const double cpu = cpu_ms(daemon.pid()) - cpu0;
     std::vector<double> lat;
     double last = 0;
     int applied = 0, other = 0, missing = 0;
@@ -954,6 +987,7 @@ Json hotplug_burst(Bench& b, Daemon& daemon, const Burst& burst) {
              {"total_ms", last > 0 ? last - t0 : t_waited - t0},
              {"latency_ms", stats(lat)},
              {"batches", batch_stats(per_transaction)},
+             {"cpu_ms", cpu},
              {"applied", applied},
              {"not_applied", other},
              {"no_signal", missing},
@@ -1045,6 +1079,7 @@ Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
     const auto names = names_of(ps);
     std::this_thread::sleep_for(200ms);
     tuner.clear();
+    const double cpu0 = tuner.cpu_ms();
     const double t0 = now_ms();
     auto created = create(b.rt, ps, burst.interval_us);
     const double t_created = now_ms();
@@ -1054,6 +1089,7 @@ Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
         if (done.size() >= names.size()) break;
         std::this_thread::sleep_for(5ms);
     }
+    const double cpu = tuner.cpu_ms() - cpu0;
     std::vector<double> lat;
     double last = 0;
     for (const auto& n : names) {
@@ -1063,24 +1099,29 @@ Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
         last = std::max(last, it->second);
     }
     const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
-    Json one{{"k", names.size()},           {"interval_us", burst.interval_us},
-             {"create_ms", t_created - t0}, {"total_ms", last > 0 ? last - t0 : 0.0},
-             {"latency_ms", stats(lat)},    {"batches", batch_stats(tuner.batches())},
-             {"tuned", lat.size()},         {"set_errors", tuner.failures()},
+    Json one{{"k", names.size()},
+             {"interval_us", burst.interval_us},
+             {"create_ms", t_created - t0},
+             {"total_ms", last > 0 ? last - t0 : 0.0},
+             {"latency_ms", stats(lat)},
+             {"batches", batch_stats(tuner.batches())},
+             {"cpu_ms", cpu},
+             {"tuned", lat.size()},
+             {"set_errors", tuner.failures()},
              {"mtu_verified", ok_mtu}};
     destroy(b.rt, ps);
     return one;
 }
 
-Json hotplug_floor_phase(Bench& b) {
+Json hotplug_floor_phase(Bench& b, bool reads) {
     Json floor = Json::array();
     if (b.o.floor_reps <= 0) return floor;
-    FloorTuner tuner("hfa", b.o.mtu);
+    FloorTuner tuner("hfa", b.o.mtu, reads);
     for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.floor_reps; ++r) {
             Json one = floor_burst(b, tuner, burst);
-            say("hotplug floor " + burst.str() + " rep " + std::to_string(r + 1) + ": " +
-                one.dump());
+            say(std::string("hotplug floor") + (reads ? " with reads " : " ") + burst.str() +
+                " rep " + std::to_string(r + 1) + ": " + one.dump());
             floor.push_back(std::move(one));
         }
     }
@@ -1113,7 +1154,8 @@ int main(int argc, char** argv) {
     out["exit_status"] = daemon->stop();
     out["stop_ms"] = now_ms() - t_stop;
     daemon.reset();
-    out["hotplug_floor"] = hotplug_floor_phase(b);  // 6.
+    out["hotplug_floor"] = hotplug_floor_phase(b, false);       // 6.
+    out["hotplug_floor_reads"] = hotplug_floor_phase(b, true);  // 7.
 
     destroy(rt, b.bound);
     close(b.notify_fd);

@@ -139,6 +139,23 @@ class SetSender {
         return tso_;
     }
 
+    // What a tuner that can roll back must read before it writes: the
+    // channels and the features of every link (compact bitsets, as nictune
+    // asks for them), pipelined per family like the SETs. The MTU's original
+    // comes with the RTM_NEWLINK the tuner heard, so it costs no request.
+    // The replies are received, not decoded. Returns how many requests the
+    // kernel refused (or that got no answer).
+    int read_originals(const std::vector<int>& ifindexes) {
+        std::vector<char> ch, ft;
+        for (int idx : ifindexes) {
+            put(ch, [&](nlmsghdr* nlh) { ethtool_header(nlh, ETHTOOL_MSG_CHANNELS_GET, idx, 0); });
+            put(ft, [&](nlmsghdr* nlh) {
+                ethtool_header(nlh, ETHTOOL_MSG_FEATURES_GET, idx, ETHTOOL_FLAG_COMPACT_BITSETS);
+            });
+        }
+        return send_windows(eth_, ch) + send_windows(eth_, ft);
+    }
+
     // The three SETs for every link, one family after the other; returns how
     // many requests the kernel refused (or that got no answer).
     int send(const std::vector<int>& ifindexes, const SetValues& v) {
@@ -248,7 +265,8 @@ class SetSender {
     }
 
     // Sends `all` in windows of kWindow requests, each window's ACKs
-    // collected before the next; the count of errors.
+    // collected (and any replies received) before the next; the count of
+    // errors.
     int send_windows(mnl_socket* s, const std::vector<char>& all) {
         int errors = 0;
         std::size_t off = 0;
