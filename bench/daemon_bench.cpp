@@ -35,6 +35,8 @@
 //     SETs.
 //  7. the same with the floor that first reads the originals a rollback
 //     needs (FloorTuner with reads: channels and features, then the SETs).
+//  8. the same with those reads sent one by one, each answer awaited
+//     before the next request, as nictuned reads new links.
 //
 // Prints one JSON object on stdout. Progress goes to stderr.
 #include <fcntl.h>
@@ -228,9 +230,12 @@ class Rtnl {
 // pipelined like the SETs: five requests under the RTNL lock per link
 // instead of three. The floor of any transactional tuner, nictuned's
 // seven (link, channels, features, driver info, three SETs) against it.
+// Reads::OneByOne sends those reads one at a time, each answer awaited,
+// as nictuned's per-device reads do.
 class FloorTuner {
   public:
-    FloorTuner(std::string prefix, uint32_t mtu, bool reads)
+    enum class Reads { None, Pipelined, OneByOne };
+    FloorTuner(std::string prefix, uint32_t mtu, Reads reads)
         : prefix_(std::move(prefix)), reads_(reads), sets_(&error_), buf_(new char[kBuf]) {
         if (!error_.empty()) die("floor: " + error_);
         values_.mtu = mtu;
@@ -290,7 +295,9 @@ class FloorTuner {
         std::vector<int> idx;
         for (const auto& b : batch)
             idx.push_back(b.first);
-        const int errors = (reads_ ? sets_.read_originals(idx) : 0) + sets_.send(idx, values_);
+        const int errors =
+            (reads_ == Reads::None ? 0 : sets_.read_originals(idx, reads_ == Reads::OneByOne)) +
+            sets_.send(idx, values_);
         const double t = now_ms();
         std::lock_guard g(m_);
         for (const auto& b : batch)
@@ -327,7 +334,7 @@ class FloorTuner {
     }
 
     std::string prefix_;
-    bool reads_ = false;
+    Reads reads_ = Reads::None;
     std::string error_;
     bench::SetSender sets_;
     bench::SetValues values_;
@@ -1113,15 +1120,18 @@ Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
     return one;
 }
 
-Json hotplug_floor_phase(Bench& b, bool reads) {
+Json hotplug_floor_phase(Bench& b, FloorTuner::Reads reads) {
     Json floor = Json::array();
     if (b.o.floor_reps <= 0) return floor;
     FloorTuner tuner("hfa", b.o.mtu, reads);
+    const char* kind = reads == FloorTuner::Reads::None        ? " "
+                       : reads == FloorTuner::Reads::Pipelined ? " with reads "
+                                                               : " with one-by-one reads ";
     for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.floor_reps; ++r) {
             Json one = floor_burst(b, tuner, burst);
-            say(std::string("hotplug floor") + (reads ? " with reads " : " ") + burst.str() +
-                " rep " + std::to_string(r + 1) + ": " + one.dump());
+            say(std::string("hotplug floor") + kind + burst.str() + " rep " +
+                std::to_string(r + 1) + ": " + one.dump());
             floor.push_back(std::move(one));
         }
     }
@@ -1154,8 +1164,10 @@ int main(int argc, char** argv) {
     out["exit_status"] = daemon->stop();
     out["stop_ms"] = now_ms() - t_stop;
     daemon.reset();
-    out["hotplug_floor"] = hotplug_floor_phase(b, false);       // 6.
-    out["hotplug_floor_reads"] = hotplug_floor_phase(b, true);  // 7.
+    using Reads = FloorTuner::Reads;
+    out["hotplug_floor"] = hotplug_floor_phase(b, Reads::None);             // 6.
+    out["hotplug_floor_reads"] = hotplug_floor_phase(b, Reads::Pipelined);  // 7.
+    out["hotplug_floor_reads_one_by_one"] = hotplug_floor_phase(b, Reads::OneByOne);
 
     destroy(rt, b.bound);
     close(b.notify_fd);

@@ -145,15 +145,23 @@ class SetSender {
     // comes with the RTM_NEWLINK the tuner heard, so it costs no request.
     // The replies are received, not decoded. Returns how many requests the
     // kernel refused (or that got no answer).
-    int read_originals(const std::vector<int>& ifindexes) {
+    // With `one_by_one`, each request waits for its answer before the next
+    // is sent, as a reader that asks one device at a time does.
+    int read_originals(const std::vector<int>& ifindexes, bool one_by_one = false) {
         std::vector<char> ch, ft;
+        int errors = 0;
         for (int idx : ifindexes) {
             put(ch, [&](nlmsghdr* nlh) { ethtool_header(nlh, ETHTOOL_MSG_CHANNELS_GET, idx, 0); });
             put(ft, [&](nlmsghdr* nlh) {
                 ethtool_header(nlh, ETHTOOL_MSG_FEATURES_GET, idx, ETHTOOL_FLAG_COMPACT_BITSETS);
             });
+            if (one_by_one) {
+                errors += send_windows(eth_, ch) + send_windows(eth_, ft);
+                ch.clear();
+                ft.clear();
+            }
         }
-        return send_windows(eth_, ch) + send_windows(eth_, ft);
+        return errors + send_windows(eth_, ch) + send_windows(eth_, ft);
     }
 
     // The three SETs for every link, one family after the other; returns how
