@@ -202,7 +202,21 @@ class Watcher {
     Result<const Profile*> bound_profile(const std::string& name, std::optional<Profile>& holder);
     // Reads and tunes the links noted in appeared_.
     void take_appeared();
+    // What record() keeps of a result besides an interface's baseline.
+    struct Recorded {
+        Recorded() = default;
+        explicit Recorded(const ApplyResult& r);
+        std::string transaction;
+        std::string profile;
+        TxResult result = TxResult::Applied;
+        std::string check;  // the pending check's name, when there is one
+        std::string error;  // the error's text, when there is one
+    };
+    // Notes the result on `t` (baseline after an Applied one), logs it and
+    // sends the Applied signal.
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
+    void record(Tracked& t, const Recorded& o, const std::vector<BaselineValue>* baseline,
+                const std::string& reason);
     // Reads the interfaces noted in dirty_ and checks each for drift.
     void check_dirty();
     // Compares the baseline keys of `sections` (ReadRequest::bit()s).
