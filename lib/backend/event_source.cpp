@@ -109,6 +109,16 @@ void EventSource::receive(EventSink& sink, bool links, bool ethtool) {
     }
 }
 
+Result<void> EventSource::pause() {
+    if (auto r = links_->unsubscribe_links(); !r) return r;
+    return monitor_->unsubscribe_monitor();
+}
+
+Result<void> EventSource::resume() {
+    if (auto r = links_->subscribe_links(0); !r) return r;
+    return monitor_->subscribe_monitor(0);
+}
+
 Result<KernelBackend> open_kernel_backend() {
     NetlinkBackendOptions opts;
     opts.read_back_many = false;  // see NetlinkBackendOptions

@@ -88,6 +88,13 @@ class EventSource {
     // and the next one read.
     void receive(EventSink& sink, bool links = true, bool ethtool = true);
 
+    // Leaves both groups and drops what is queued; resume() joins them
+    // again, after which the sockets hold only notifications sent since.
+    // A paused source costs no socket set-up when it is needed again (a
+    // transaction's observer: socket, bind, the ethtool family's lookup).
+    Result<void> pause();
+    Result<void> resume();
+
   private:
     EventSource(std::unique_ptr<rtnl::Socket> links, std::unique_ptr<ethnl::Socket> monitor,
                 FeatureNamesFn feature_names);

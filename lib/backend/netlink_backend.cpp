@@ -660,7 +660,13 @@ std::vector<Result<void>> NetlinkBackend::set_features_many(
 
 bool NetlinkBackend::observe_changes(bool on) {
     if (!on) {
-        if (observer_ && --observer_->depth <= 0) observer_.reset();
+        if (observer_ && --observer_->depth <= 0) {
+            // Its sockets are kept for the next transaction, out of the
+            // groups and empty (a paused source); one that cannot leave
+            // them is closed.
+            if (observer_->events->pause()) spare_events_ = std::move(observer_->events);
+            observer_.reset();
+        }
         return observer_ != nullptr;
     }
     if (observer_) {
@@ -668,12 +674,18 @@ bool NetlinkBackend::observe_changes(bool on) {
         return true;
     }
     // Sockets of their own, joined before the first SET: every notification
-    // they hold describes the state at some moment after that.
-    auto events =
-        EventSource::open(opts_.observe_queue_bytes, [this] { return eth_->feature_names(); });
-    if (!events) return false;
+    // they hold describes the state at some moment after that. Those of the
+    // last transaction are joined again: paused, they hold nothing older.
+    std::unique_ptr<EventSource> events = std::move(spare_events_);
+    if (events && !events->resume()) events.reset();
+    if (!events) {
+        auto opened =
+            EventSource::open(opts_.observe_queue_bytes, [this] { return eth_->feature_names(); });
+        if (!opened) return false;
+        events = std::move(*opened);
+    }
     observer_ = std::make_unique<Observer>();
-    observer_->events = std::move(*events);
+    observer_->events = std::move(events);
     observer_->depth = 1;
     return true;
 }

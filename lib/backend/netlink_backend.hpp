@@ -126,6 +126,8 @@ class NetlinkBackend final : public Backend {
         int depth = 0;       // nested observe_changes(true)
     };
     std::unique_ptr<Observer> observer_;
+    // The last observer's sources, paused until the next transaction.
+    std::unique_ptr<EventSource> spare_events_;
     // The links of the last full link dump; 0 before the first.
     std::size_t links_dumped_ = 0;
 

@@ -222,6 +222,10 @@ Result<void> Socket::subscribe_monitor(int queue_bytes) {
     return nl_.join(monitor_group_, queue_bytes, context);
 }
 
+Result<void> Socket::unsubscribe_monitor() {
+    return nl_.leave(monitor_group_, "ethtool netlink: leave the \"monitor\" group");
+}
+
 int Socket::fd() const {
     return nl_.fd();
 }

@@ -78,6 +78,9 @@ class Socket {
     // `queue_bytes` as for rtnl::Socket::subscribe_links.
     static constexpr int kDefaultMonitorQueueBytes = 4 * 1024 * 1024;
     Result<void> subscribe_monitor(int queue_bytes = kDefaultMonitorQueueBytes);
+    // Leaves the group and drops what is queued (netlink::Channel::leave);
+    // subscribe_monitor(0) joins it again with the same queue.
+    Result<void> unsubscribe_monitor();
     [[nodiscard]] int fd() const;
     // Reads what is queued without blocking and calls on_msg for each message.
     // ENOBUFS (the kernel dropped notifications) is returned as Errc::Io with

@@ -229,11 +229,25 @@ std::vector<Result<void>> Channel::send_batch(std::size_t count, const BuildFn& 
 }
 
 Result<void> Channel::join(unsigned group, int queue_bytes, std::string_view context) {
-    if (setsockopt(fd(), SOL_SOCKET, SO_RCVBUFFORCE, &queue_bytes, sizeof queue_bytes) != 0)
+    if (queue_bytes > 0 &&
+        setsockopt(fd(), SOL_SOCKET, SO_RCVBUFFORCE, &queue_bytes, sizeof queue_bytes) != 0)
         (void)setsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &queue_bytes, sizeof queue_bytes);
     if (mnl_socket_setsockopt(nl_.get(), NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
         return fail_syscall(context, "NETLINK_ADD_MEMBERSHIP");
     return {};
+}
+
+Result<void> Channel::leave(unsigned group, std::string_view context) {
+    if (mnl_socket_setsockopt(nl_.get(), NETLINK_DROP_MEMBERSHIP, &group, sizeof group) < 0)
+        return fail_syscall(context, "NETLINK_DROP_MEMBERSHIP");
+    // The kernel queues a notification while it delivers it, under the
+    // group's membership: nothing more arrives once the option is set.
+    for (;;) {
+        const ssize_t n = recv(fd(), buf_.get(), kReceiveBytes, MSG_DONTWAIT | MSG_TRUNC);
+        if (n >= 0 || errno == EINTR || errno == ENOBUFS) continue;
+        if (errno == EAGAIN) return {};
+        return fail_syscall(context, "receive");
+    }
 }
 
 Result<void> Channel::receive_queued(std::string_view context, const MessageFn& on_msg) {

@@ -92,7 +92,12 @@ class Channel {
     // asked for (SO_RCVBUFFORCE with CAP_NET_ADMIN, else SO_RCVBUF, which
     // net.core.rmem_max caps; best effort: a larger queue only makes ENOBUFS
     // rarer). Notifications are then read with receive_queued().
+    // `queue_bytes` <= 0 leaves the queue as it is (joining again).
     Result<void> join(unsigned group, int queue_bytes, std::string_view context);
+    // Leaves `group` and throws away what is queued (a pending ENOBUFS
+    // included): once it returns, the socket holds nothing, and after a
+    // join() again only what was sent after that.
+    Result<void> leave(unsigned group, std::string_view context);
 
     // Reads what is queued without blocking and hands each message the
     // kernel sent to on_msg. The first error of a callback or a truncated

@@ -347,6 +347,10 @@ Result<void> Socket::subscribe_links(int queue_bytes) {
     return nl_.join(RTNLGRP_LINK, queue_bytes, "link events: subscribe");
 }
 
+Result<void> Socket::unsubscribe_links() {
+    return nl_.leave(RTNLGRP_LINK, "link events: unsubscribe");
+}
+
 int Socket::fd() const {
     return nl_.fd();
 }

@@ -101,6 +101,9 @@ class Socket {
     // for a burst before the kernel drops events.
     static constexpr int kDefaultEventQueueBytes = 4 * 1024 * 1024;
     Result<void> subscribe_links(int queue_bytes = kDefaultEventQueueBytes);
+    // Leaves the group and drops what is queued (netlink::Channel::leave);
+    // subscribe_links(0) joins it again with the same queue.
+    Result<void> unsubscribe_links();
     [[nodiscard]] int fd() const;
     // Reads what is queued without blocking. `deleted` is true for RTM_DELLINK.
     // ENOBUFS is returned as Errc::Io with sys_errno ENOBUFS (resynchronise).

@@ -138,6 +138,42 @@ TEST_F(Observe, WhatWasNotNotifiedIsMissing) {
     });
 }
 
+// The sockets of one observation serve the next (they are not opened again
+// per transaction) and hold nothing from before it: neither what came after
+// the last read of the one before, nor changes made in between, which
+// would also overflow a tiny queue if it stayed in the groups.
+TEST_F(Observe, TheNextObservationHoldsNothingFromBeforeIt) {
+    const int idx = ifindex("nt0");
+    ns_->run_inside([&] {
+        NetlinkBackendOptions opts;
+        opts.observe_queue_bytes = 1;  // the kernel's minimum: a few messages
+        auto be = NetlinkBackend::open(opts);
+        ASSERT_TRUE(be) << be.error().str();
+        NicRef nic{idx, "nt0"};
+        std::vector<Backend::ObserveRequest> link_only{{nic, kLink}};
+        for (int round = 0; round < 3; ++round) {
+            SCOPED_TRACE(round);
+            ASSERT_TRUE((*be)->observe_changes(true));
+            EXPECT_EQ((*be)->observed(link_only).missing, std::vector<std::string>{"nt0"})
+                << "nothing notified yet in this observation";
+            const int mtu = 1400 - round * 10;
+            ASSERT_EQ(ns_->exec("ip link set nt0 mtu " + std::to_string(mtu)).status, 0);
+            auto seen = (*be)->observed(link_only);
+            ASSERT_EQ(seen.nics.size(), 1U) << "notified and not lost";
+            EXPECT_EQ(seen.nics.front().values.get(Key::LinkMtu),
+                      std::optional<uint64_t>(static_cast<uint64_t>(mtu)));
+            // Left unread when the observation stops.
+            ASSERT_EQ(ns_->exec("ip link set nt0 mtu 1350").status, 0);
+            (*be)->observe_changes(false);
+            // Between observations: more than the queue holds.
+            std::string cmd = "true";
+            for (int i = 0; i < 20; ++i)
+                cmd += " && ip link set nt0 mtu " + std::to_string(1300 + i);
+            ASSERT_EQ(ns_->exec(cmd).status, 0);
+        }
+    });
+}
+
 // Notifications the observer's queue could not hold are lost: then nothing
 // observed is trusted, every interface is "missing" (and a transaction
 // reads them back instead).
