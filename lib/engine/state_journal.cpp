@@ -61,9 +61,7 @@ Result<Journal> write_journal(const fs::path& dir, const std::string& transactio
         return fail(Errc::InvalidArgument, "", "invalid transaction id " + quote(transaction));
     auto text = journal_text_for_saving(transaction, records, dir);
     if (!text) return std::unexpected(std::move(text.error()));
-    if (auto ok = make_directory(dir.parent_path()); !ok) return std::unexpected(ok.error());
-    if (auto ok = make_directory(dir); !ok) return std::unexpected(ok.error());
-    auto d = Directory::open(dir);
+    auto d = Directory::open_made(dir);
     if (!d) return std::unexpected(std::move(d.error()));
     const std::string name = transaction + ".json";
     const fs::path path = dir / name;

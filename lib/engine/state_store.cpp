@@ -24,12 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The directory `dir` inside the state directory `top`, created on first
-// use; errors name `file`, the file the caller meant to write.
-Result<Directory> open_dir(const fs::path& top, const fs::path& dir, const fs::path& file) {
-    if (auto ok = make_directory(top); !ok) return std::unexpected(ok.error());
-    if (auto ok = make_directory(dir); !ok) return std::unexpected(ok.error());
-    auto d = Directory::open(dir);
+// The directory `dir` inside the state directory (its parent), created on
+// first use; errors name `file`, the file the caller meant to write.
+Result<Directory> open_dir(const fs::path& dir, const fs::path& file) {
+    auto d = Directory::open_made(dir);
     if (!d) d.error().context = file.string();
     return d;
 }
@@ -299,7 +297,7 @@ Result<void> StateStore::save_interfaces(std::span<const InterfaceRecord> record
         for (const auto& r : records)
             if (auto ok = append_for_saving(text, r, dir); !ok) return ok;
     }
-    auto d = open_dir(dir_, dir, dir / first);
+    auto d = open_dir(dir, dir / first);
     if (!d) return std::unexpected(std::move(d.error()));
     // Written and synced under a temporary name, never committed: the links
     // are the file's names, and the temporary one goes when `all` does.

@@ -99,6 +99,17 @@ Result<Directory> Directory::open(fs::path path) {
     return Directory(std::move(path), std::move(fd));
 }
 
+Result<Directory> Directory::open_made(fs::path path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd && errno == ENOENT) {
+        if (auto ok = make_directory(path.parent_path()); !ok) return std::unexpected(ok.error());
+        if (auto ok = make_directory(path); !ok) return std::unexpected(ok.error());
+        fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    }
+    if (!fd) return file_error(errno, path, "cannot open the directory");
+    return Directory(std::move(path), std::move(fd));
+}
+
 Result<void> Directory::sync(const fs::path& changed) const {
     if (::fsync(fd_.get()) != 0) return file_error(errno, changed, "cannot sync the directory");
     return {};

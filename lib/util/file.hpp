@@ -54,6 +54,10 @@ Result<void> make_directory(const std::filesystem::path& dir, mode_t mode = 0700
 class Directory {
   public:
     static Result<Directory> open(std::filesystem::path path);
+    // The same, making the directory (0700) and its parent first when it is
+    // missing: a state directory exists on every call but the first, and
+    // then costs one open instead of two mkdir calls that fail with EEXIST.
+    static Result<Directory> open_made(std::filesystem::path path);
     [[nodiscard]] const std::filesystem::path& path() const { return path_; }
     [[nodiscard]] int fd() const { return fd_.get(); }
     // fsync: the renames and removals made in it survive a system crash.
