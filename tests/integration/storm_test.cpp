@@ -110,6 +110,19 @@ TEST(StormTest, EveryInterfaceThatSurvivesAStormOfOneThousandVethsIsTuned) {
     ASSERT_TRUE(h.ok());
     ASSERT_TRUE(h.start_daemon(20000ms, {kSmallQueues}));
     const pid_t pid = h.daemon().pid();
+    // One bound link tuned and removed first: a transaction's verification
+    // sockets are opened by the first one and kept for the next (paused),
+    // so they belong to the baseline the storm must not grow.
+    ASSERT_EQ(h.ns().exec("ip link add name stwarm type veth peer name spwarm").status, 0);
+    ASSERT_TRUE(eventually([&] {
+        const auto links = h.links();
+        const auto it = links.find("stwarm");
+        return it != links.end() && it->second.value("mtu", 0U) == kMtu;
+    })) << h.log();
+    ASSERT_EQ(h.ns().exec("ip link del stwarm").status, 0);
+    ASSERT_TRUE(eventually([&] {
+        return h.log().find("stwarm: interface removed") != std::string::npos;
+    })) << h.log();
     const int fds_at_start = fd_count(pid);
 
     // The oracle for "events": every RTM_NEWLINK/RTM_DELLINK the kernel sent,
