@@ -259,6 +259,9 @@ Result<void> StateStore::save_interface(const InterfaceRecord& r) {
     const fs::path path = dir / (r.name + ".json");
     auto text = text_for_saving(r, path.string());
     if (!text) return std::unexpected(std::move(text.error()));
+    // The directories exist on every write but the first.
+    auto written = write_file_atomically(path, *text);
+    if (written || written.error().sys_errno != ENOENT) return written;
     if (auto ok = make_directory(dir_); !ok) return ok;
     if (auto ok = make_directory(dir); !ok) return ok;
     return write_file_atomically(path, *text);
@@ -471,6 +474,8 @@ Result<void> StateStore::save_system(const SystemRecord& r) {
     const fs::path path = dir_ / "system.json";
     auto text = text_for_saving(r, path.string());
     if (!text) return std::unexpected(std::move(text.error()));
+    auto written = write_file_atomically(path, *text);
+    if (written || written.error().sys_errno != ENOENT) return written;
     if (auto ok = make_directory(dir_); !ok) return ok;
     return write_file_atomically(path, *text);
 }
