@@ -521,17 +521,7 @@ std::vector<Result<StateLock>> StateStore::lock_each(std::span<const std::string
             out.emplace_back(std::unexpected(std::move(ok.error())));
             continue;
         }
-        if (!d) {
-            d = Directory::open(dir);
-            if (!*d && (*d).error().sys_errno == ENOENT) {
-                if (auto ok = make_directory(dir_); !ok)
-                    d = std::unexpected(std::move(ok.error()));
-                else if (auto made = make_directory(dir); !made)
-                    d = std::unexpected(std::move(made.error()));
-                else
-                    d = Directory::open(dir);
-            }
-        }
+        if (!d) d = Directory::open_made(dir);
         if (*d)
             out.push_back(lock_in(**d, name));
         else if ((*d).error().context == dir.string())

@@ -123,15 +123,15 @@ Watcher::Recorded::Recorded(const ApplyResult& r)
       error(r.error ? r.error->str() : std::string()) {}
 
 void Watcher::record(Tracked& t, const ApplyResult& r, const std::string& reason) {
-    if (r.result != TxResult::Applied) return record(t, Recorded(r), nullptr, reason);
+    if (r.result != TxResult::Applied) return record(t, Recorded(r), std::nullopt, reason);
     const auto ir = std::find_if(r.interfaces.begin(), r.interfaces.end(),
                                  [&](const auto& x) { return x.name == t.name; });
-    const auto baseline =
-        ir == r.interfaces.end() ? std::vector<BaselineValue>() : baseline_of(*ir);
-    record(t, Recorded(r), &baseline, reason);
+    record(t, Recorded(r),
+           ir == r.interfaces.end() ? std::vector<BaselineValue>() : baseline_of(*ir), reason);
 }
 
-void Watcher::record(Tracked& t, const Recorded& o, const std::vector<BaselineValue>* baseline,
+void Watcher::record(Tracked& t, const Recorded& o,
+                     std::optional<std::vector<BaselineValue>> baseline,
                      const std::string& reason) {
     t.profile = o.profile;
     t.transaction = o.transaction;
@@ -141,10 +141,7 @@ void Watcher::record(Tracked& t, const Recorded& o, const std::vector<BaselineVa
     // Pending: the values are in effect but may still be undone; the
     // baseline waits for the verdict (drift checks skip it meanwhile).
     t.held = o.result == TxResult::Pending;
-    // Copied, not moved: a block of its own, made after the result is gone
-    // (see apply_together).
-    if (o.result == TxResult::Applied && baseline)
-        t.baseline.assign(baseline->begin(), baseline->end());
+    if (o.result == TxResult::Applied && baseline) t.baseline = std::move(*baseline);
     LogFields f{t.name, o.profile, "", o.transaction};
     f.event = o.result == TxResult::Applied   ? Event::Applied
               : o.result == TxResult::Pending ? Event::None
@@ -323,8 +320,9 @@ bool Watcher::apply_together(const std::string& profile, std::vector<NicState> g
         }
         outcome = Recorded(*r);
     }
+    // Copies, each a block of its own made now that the result is gone.
     for (std::size_t i = 0; i < members.size(); ++i)
-        record(tracked_.at(members[i]), outcome, &baselines[i], reason);
+        record(tracked_.at(members[i]), outcome, baselines[i], reason);
     return true;
 }
 

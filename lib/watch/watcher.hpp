@@ -212,10 +212,10 @@ class Watcher {
         std::string check;  // the pending check's name, when there is one
         std::string error;  // the error's text, when there is one
     };
-    // Notes the result on `t` (baseline after an Applied one), logs it and
-    // sends the Applied signal.
+    // Notes the result on `t` (`baseline` after an Applied one), logs it
+    // and sends the Applied signal.
     void record(Tracked& t, const ApplyResult& r, const std::string& reason);
-    void record(Tracked& t, const Recorded& o, const std::vector<BaselineValue>* baseline,
+    void record(Tracked& t, const Recorded& o, std::optional<std::vector<BaselineValue>> baseline,
                 const std::string& reason);
     // Reads the interfaces noted in dirty_ and checks each for drift.
     void check_dirty();
