@@ -38,6 +38,12 @@ struct ReadRequest {
     // (only device-backed ones unless include_virtual).
     std::vector<std::string> names;
     bool include_virtual = false;
+    // Named links whose rtnetlink part the caller has from their RTM_NEWLINK
+    // (link_state(): identity and [link] values, nothing else): a read of a
+    // few named links takes them as they are instead of asking for each
+    // link again, and reads only the rest (ethtool, driver, queues). A
+    // backend may ignore them and read those links whole.
+    std::vector<NicState> linked = {};
     // The ethtool families to read (bit 1 << Section); the rtnetlink link
     // attributes always come. Verifying a transaction reads only what it
     // changed. bit(Section::Link) alone is the rtnetlink part: the link

@@ -61,6 +61,22 @@ void decode_ethtool(const nlmsghdr* nlh, const FeatureNamesFn& feature_names, Ev
 
 }  // namespace
 
+NicState link_state(const LinkEvent& event) {
+    NicState st;
+    // As a read's (netlink_backend.cpp, take_link): a device behind it and no kind.
+    st.id.physical = event.parent_dev.has_value() && !event.kind.has_value();
+    st.id.name = event.name;
+    st.id.altnames = event.altnames;
+    st.id.ifindex = event.ifindex;
+    st.id.mac = event.mac;
+    st.id.perm_mac = event.perm_mac;
+    st.id.kind = event.kind;
+    st.id.parent_bus = event.parent_bus;
+    st.id.parent_dev = event.parent_dev;
+    st.values = event.values;
+    return st;
+}
+
 EventSource::EventSource(std::unique_ptr<rtnl::Socket> links,
                          std::unique_ptr<ethnl::Socket> monitor, FeatureNamesFn feature_names)
     : links_(std::move(links)),
@@ -93,6 +109,10 @@ void EventSource::receive(EventSink& sink, bool links, bool ethtool) {
             ev.name = std::move(l.name);
             ev.altnames = std::move(l.altnames);
             ev.mac = std::move(l.mac);
+            ev.perm_mac = std::move(l.perm_mac);
+            ev.kind = std::move(l.kind);
+            ev.parent_bus = std::move(l.parent_bus);
+            ev.parent_dev = std::move(l.parent_dev);
             ev.flags = l.flags;
             ev.values = std::move(l.values);
             ev.deleted = deleted;

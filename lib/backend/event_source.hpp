@@ -36,10 +36,21 @@ struct LinkEvent {
     std::string name;                   // text form
     std::vector<std::string> altnames;  // text form, kernel order
     std::string mac;                    // "aa:bb:cc:dd:ee:ff"; empty without an address
-    uint32_t flags = 0;                 // IFF_*
-    DeviceValues values;                // the [link] keys the message carried
-    bool deleted = false;               // RTM_DELLINK
+    std::optional<std::string> perm_mac;
+    std::optional<std::string> kind;        // IFLA_INFO_KIND: a software link
+    std::optional<std::string> parent_bus;  // the device behind it, if any
+    std::optional<std::string> parent_dev;
+    uint32_t flags = 0;    // IFF_*
+    DeviceValues values;   // the [link] keys the message carried
+    bool deleted = false;  // RTM_DELLINK
 };
+
+// What an RTM_NEWLINK says of its link, as a read of the link would begin
+// its NicState: the identity the rtnetlink part gives and the [link] values;
+// no ethtool family, no driver. The notification is as new as a GET's
+// answer once every notification before it has been read, so a new link's
+// read need not ask for it again (ReadRequest::linked).
+NicState link_state(const LinkEvent& event);
 
 class EventSink {
   public:

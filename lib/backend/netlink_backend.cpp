@@ -312,14 +312,44 @@ void NetlinkBackend::read_identity(NicState& nic) {
     }
 }
 
-Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest& req) {
-    auto links = list_links(req);
-    if (!links) return std::unexpected(links.error());
+// The named links' rtnetlink part: those the caller has from their
+// RTM_NEWLINK (req.linked) as they are, the others asked for; in the order
+// named, a link named twice once.
+Result<std::vector<NicState>> NetlinkBackend::read_links(const ReadRequest& req) {
+    std::vector<NicState> nics;
+    const bool per_device = !req.names.empty() && req.names.size() <= opts_.per_device_limit;
+    if (!per_device || req.linked.empty()) {
+        auto links = list_links(req);
+        if (!links) return std::unexpected(links.error());
+        nics.resize(links->size());
+        for (std::size_t i = 0; i < links->size(); ++i)
+            take_link(std::move((*links)[i]), nics[i]);
+        return nics;
+    }
+    for (const auto& n : req.names) {
+        const auto known = std::find_if(req.linked.begin(), req.linked.end(),
+                                        [&](const NicState& l) { return l.id.name == n; });
+        if (known == req.linked.end()) {
+            ReadRequest one{{n}, req.include_virtual};
+            auto l = list_links(one);
+            if (!l) return std::unexpected(l.error());
+            for (auto& link : *l)
+                take_link(std::move(link), nics.emplace_back());
+        } else {
+            nics.push_back(*known);
+        }
+        if (std::count_if(nics.begin(), nics.end(), [&](const NicState& x) {
+                return x.id.ifindex == nics.back().id.ifindex;
+            }) > 1)
+            nics.pop_back();  // named twice, by a name and an alternative name
+    }
+    return nics;
+}
 
-    std::vector<NicState> nics(links->size());
-    for (std::size_t i = 0; i < links->size(); ++i)
-        take_link(std::move((*links)[i]), nics[i]);
-    std::vector<rtnl::Link>().swap(*links);  // 720 bytes a link; the dumps below reuse them
+Result<std::vector<NicState>> NetlinkBackend::read_interfaces(const ReadRequest& req) {
+    auto linked = read_links(req);
+    if (!linked) return std::unexpected(linked.error());
+    std::vector<NicState> nics = std::move(*linked);
 
     if (opts_.after_list) {
         std::vector<std::string> names;

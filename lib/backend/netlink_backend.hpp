@@ -99,6 +99,7 @@ class NetlinkBackend final : public Backend {
     NetlinkBackend(NetlinkBackendOptions opts, std::unique_ptr<rtnl::Socket> rt,
                    std::unique_ptr<ethnl::Socket> eth, sysinfo::IoctlSocket io);
 
+    Result<std::vector<NicState>> read_links(const ReadRequest& req);
     Result<std::vector<rtnl::Link>> list_links(const ReadRequest& req);
     Result<std::vector<rtnl::Link>> dump_named_links(const ReadRequest& req);
     Result<void> read_ethtool_dumps(std::vector<NicState>& nics, const ReadRequest& req);

@@ -40,7 +40,10 @@ class WatcherFeed final : public EventSink {
     explicit WatcherFeed(watch::Watcher& watcher) : watcher_(watcher) {}
 
     void link(const LinkEvent& l) override {
-        watcher_.link_event(l.ifindex, l.name, l.deleted, &l.values, &l.altnames, l.flags);
+        if (!l.deleted && !watcher_.tracks(l.ifindex))
+            watcher_.link_seen(link_state(l));
+        else
+            watcher_.link_event(l.ifindex, l.name, l.deleted, &l.values, &l.altnames, l.flags);
     }
     void settings(int ifindex, const std::string&, Section section,
                   const DeviceValues& values) override {

@@ -334,11 +334,14 @@ bool Watcher::apply_together(const std::string& profile, std::vector<NicState> g
 // last.
 void Watcher::take_appeared() {
     if (appeared_.empty()) return;
-    std::vector<std::pair<int, std::string>> all(appeared_.begin(), appeared_.end());
+    std::vector<std::pair<int, Appeared>> all;
+    all.reserve(appeared_.size());
+    for (auto& [idx, a] : appeared_)
+        all.emplace_back(idx, std::move(a));
     appeared_.clear();
     for (std::size_t from = 0; from < all.size(); from += kReadChunk) {
         const std::size_t to = std::min(all.size(), from + kReadChunk);
-        std::span<const std::pair<int, std::string>> chunk(all.data() + from, to - from);
+        std::span<std::pair<int, Appeared>> chunk(all.data() + from, to - from);
         auto nics = read_new(chunk);
         if (!nics) {
             // Links keep coming (a dump the kernel interrupted again and
@@ -347,7 +350,7 @@ void Watcher::take_appeared() {
             log(++read_retries_ == 1 ? Level::Info : Level::Debug,
                 "cannot read the new interfaces yet (" + nics.error().str() + "); will retry");
             for (std::size_t i = from; i < all.size(); ++i)
-                appeared_.insert(all[i]);
+                appeared_.insert(std::move(all[i]));
             return;
         }
         read_retries_ = 0;
@@ -365,12 +368,16 @@ void Watcher::take_appeared() {
     }
 }
 
-Result<std::vector<NicState>> Watcher::read_new(
-    std::span<const std::pair<int, std::string>> chunk) {
+Result<std::vector<NicState>> Watcher::read_new(std::span<std::pair<int, Appeared>> chunk) {
     ReadRequest req{{}, true};
     req.sections = read_sections_;
-    for (const auto& [idx, name] : chunk)
-        req.names.push_back(name);
+    for (auto& [idx, a] : chunk) {
+        req.names.push_back(a.name);
+        // Moved: a read that fails keeps the chunk noted by name alone, and
+        // the next read asks the kernel (which the retries' links need).
+        if (a.link) req.linked.push_back(std::move(*a.link));
+        a.link.reset();
+    }
     // Those already gone are left out.
     auto nics = read_present(manager_.backend(), req);
     if (nics) return nics;
@@ -411,7 +418,9 @@ void Watcher::link_event(int ifindex, const std::string& name, bool deleted,
     }
     auto it = tracked_.find(ifindex);
     if (it == tracked_.end()) {
-        appeared_[ifindex] = name;  // the latest name, if renamed before process()
+        // The latest name, if renamed before process(); what an earlier
+        // RTM_NEWLINK said is no longer the latest.
+        appeared_[ifindex] = Appeared{name, std::nullopt};
         return;
     }
     Tracked& t = it->second;
@@ -487,6 +496,13 @@ void Watcher::device_notified(int ifindex, Section section, const DeviceValues& 
         if (k.section == section)
             if (auto v = values.get(k.key)) n.state.values.set(k.key, *v);
     n.sections |= ReadRequest::bit(section);
+}
+
+void Watcher::link_seen(NicState link) {
+    const int ifindex = link.id.ifindex;
+    if (tracked_.contains(ifindex)) return;
+    std::string name = link.id.name;
+    appeared_[ifindex] = Appeared{std::move(name), std::move(link)};
 }
 
 void Watcher::features_notified(int ifindex, FeatureSet features) {

@@ -139,6 +139,14 @@ class Watcher {
                     const DeviceValues* link = nullptr,
                     const std::vector<std::string>* altnames = nullptr,
                     std::optional<uint32_t> flags = std::nullopt);
+    // Whether the link is tracked (read and known to the watcher).
+    [[nodiscard]] bool tracks(int ifindex) const { return tracked_.contains(ifindex); }
+    // An RTM_NEWLINK of a link not tracked, with what it said of the link
+    // (the backend's link_state()): noted as link_event() notes it, and its
+    // read then takes the link from it (ReadRequest::linked) instead of
+    // asking the kernel for it again, one request less under the RTNL lock
+    // per new link.
+    void link_seen(NicState link);
     // The interface's queues may have been rebuilt or its IRQs requested
     // again (`why`: "link up", "channels changed", "rings changed"):
     // process() re-checks the placement sections of its binding's profile
@@ -235,8 +243,14 @@ class Watcher {
     void reapply_placement(Tracked& t, const std::string& why);
     // The timer's drift check of the next kPlacementChunk placed interfaces.
     void check_placement();
-    // Reads one chunk of appeared_ (ifindex, name).
-    Result<std::vector<NicState>> read_new(std::span<const std::pair<int, std::string>> chunk);
+    // A link that appeared and is not read yet: its latest name, and what
+    // its latest RTM_NEWLINK said of it when link_seen() noted it.
+    struct Appeared {
+        std::string name;
+        std::optional<NicState> link;
+    };
+    // Reads one chunk of appeared_.
+    Result<std::vector<NicState>> read_new(std::span<std::pair<int, Appeared>> chunk);
     // The tracked interface is now called `name`; its saved originals move
     // (under the locks of both names, as any change to the state directory).
     void follow_rename(Tracked& t, const std::string& name);
@@ -262,10 +276,10 @@ class Watcher {
     };
     std::map<int, Notified> notified_;
     std::set<int> must_read_;
-    std::map<int, std::string> appeared_;  // new links not read yet: ifindex -> name
-    int read_retries_ = 0;                 // failed reads of appeared_ in a row
-    bool resync_again_ = false;            // the last resync could not read
-    std::map<int, std::string> rebuilt_;   // queues rebuilt: ifindex -> why
+    std::map<int, Appeared> appeared_;    // new links not read yet, by ifindex
+    int read_retries_ = 0;                // failed reads of appeared_ in a row
+    bool resync_again_ = false;           // the last resync could not read
+    std::map<int, std::string> rebuilt_;  // queues rebuilt: ifindex -> why
     // Some binding's profile sets a placement section (or is not loaded yet).
     bool places_ = false;
     std::chrono::steady_clock::time_point next_placement_{};

@@ -279,6 +279,49 @@ TEST_F(AuditCli, InterfaceVanishingMidReadIsReportedCleanly) {
     });
 }
 
+// A read of named links takes the rtnetlink part of those the caller heard
+// of (ReadRequest::linked, what nictuned's RTM_NEWLINK said) as it is, and
+// asks the kernel for the other links and for every ethtool part and the
+// driver. The MTU given is one the kernel does not have: only a read that
+// took it, rather than asking again, reports it.
+TEST_F(AuditCli, ANamedReadTakesTheLinksItIsGivenAndReadsTheRest) {
+    ns_->run_inside([&] {
+        auto be = NetlinkBackend::open({});
+        ASSERT_TRUE(be) << be.error().str();
+        auto whole = (*be)->read_interfaces(ReadRequest{{"nt0", "nt1"}, true});
+        ASSERT_TRUE(whole) << whole.error().str();
+        ASSERT_EQ(whole->size(), 2U);
+        NicState heard;
+        heard.id = whole->at(0).id;
+        heard.id.driver.reset();
+        heard.values = whole->at(0).values;
+        heard.values.set(Key::LinkMtu, 1234);
+        ReadRequest req{{"nt0", "nt1"}, true};
+        req.linked.push_back(heard);
+        auto r = (*be)->read_interfaces(req);
+        ASSERT_TRUE(r) << r.error().str();
+        ASSERT_EQ(r->size(), 2U);
+        EXPECT_EQ(r->at(0).id.name, "nt0");
+        EXPECT_EQ(r->at(0).values.get(Key::LinkMtu), 1234U);
+        EXPECT_EQ(r->at(0).id.driver, "veth") << "the driver is still read";
+        ASSERT_TRUE(r->at(0).features.has_value());
+        ASSERT_TRUE(whole->at(0).features.has_value());
+        EXPECT_EQ(r->at(0).features->active, whole->at(0).features->active)
+            << "the features are still read";
+        EXPECT_EQ(r->at(0).values.get(Key::ChanRx), whole->at(0).values.get(Key::ChanRx));
+        EXPECT_EQ(r->at(1).id.name, "nt1");
+        EXPECT_EQ(r->at(1).values.get(Key::LinkMtu), whole->at(1).values.get(Key::LinkMtu))
+            << "a link not given is asked for";
+        // A link given but not named is not read.
+        ReadRequest other{{"nt1"}, true};
+        other.linked.push_back(heard);
+        auto o = (*be)->read_interfaces(other);
+        ASSERT_TRUE(o) << o.error().str();
+        ASSERT_EQ(o->size(), 1U);
+        EXPECT_EQ(o->at(0).id.name, "nt1");
+    });
+}
+
 // Read-only: the host's eth0 must read the same as ethtool reports. Nothing
 // is written to it. Which sections exist depends on its driver (virtio_net on
 // the build machines: coalescing, rings and channels; another host's NIC may

@@ -376,6 +376,21 @@ TEST_F(DaemonTest, AppliesToAMatchingInterfaceThatAppearsAndFollowsItsRenames) {
     EXPECT_TRUE(eventually([&] { return mtu("zz0") == 9014; })) << log();
 }
 
+// A new link's read takes its rtnetlink part from the RTM_NEWLINK the daemon
+// heard (no second GET): what it saves must still be what the kernel had.
+TEST_F(DaemonTest, ANewLinkIsSavedAsTheKernelHadItAndRollsBackToIt) {
+    ASSERT_EQ(ns_->exec("ip link add name hp3 mtu 1280 type veth peer name yp3").status, 0);
+    EXPECT_TRUE(eventually([&] { return mtu("hp3") == 9014; })) << log();
+    const auto st = status();
+    bool seen = false;
+    for (const auto& i : st.at("interfaces"))
+        if (i.at("name") == "hp3") seen = i.at("last_result") == "applied";
+    EXPECT_TRUE(seen) << st.dump(2);
+    auto rb = ctl({"rollback", "hp3"});
+    ASSERT_EQ(rb.status, 0) << rb.out << rb.err;
+    EXPECT_EQ(mtu("hp3"), 1280U) << rb.out;
+}
+
 TEST_F(DaemonTest, ReportsDriftAndRepairsItWhenEnforced) {
     auto conn = sdbus::createSessionBusConnectionWithAddress(bus_->address());
     std::mutex m;

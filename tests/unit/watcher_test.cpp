@@ -116,6 +116,49 @@ TEST_F(WatcherTest, AppliesToAMatchingInterfaceThatAppearsLater) {
     EXPECT_EQ(events[0].detail, "applied/hotplug");
 }
 
+// The daemon hands over what a new link's RTM_NEWLINK said (link_seen): the
+// read of the link carries it, so the backend need not ask for the link
+// again. A later notice by name alone (link_event) is newer than it: then
+// the read asks the kernel.
+TEST_F(WatcherTest, ANewLinksReadTakesWhatItsNotificationSaid) {
+    bind("p5*", false);
+    watcher->apply_all("boot");
+    auto st = test::ixgbe_port("p5p1");
+    st.id.ifindex = 20;
+    be.nics.push_back(st);
+    NicState heard;
+    heard.id.ifindex = 20;
+    heard.id.name = "p5p1";
+    heard.values.set(Key::LinkMtu, 1500);
+    watcher->link_seen(heard);
+    EXPECT_TRUE(watcher->pending());
+    std::size_t before = be.requests.size();
+    watcher->process();
+    EXPECT_EQ(mtu("p5p1"), 9000U);
+    ASSERT_GT(be.requests.size(), before);
+    const ReadRequest& read = be.requests[before];
+    EXPECT_EQ(read.names, std::vector<std::string>{"p5p1"});
+    ASSERT_EQ(read.linked.size(), 1U);
+    EXPECT_EQ(read.linked[0].id.ifindex, 20);
+    EXPECT_EQ(read.linked[0].values.get(Key::LinkMtu), 1500U);
+    // Tracked now: a notification of it is no longer a new link's.
+    watcher->link_seen(heard);
+    EXPECT_FALSE(watcher->pending());
+
+    auto second = test::ixgbe_port("p5p2");
+    second.id.ifindex = 21;
+    be.nics.push_back(second);
+    heard.id.ifindex = 21;
+    heard.id.name = "p5p2";
+    watcher->link_seen(heard);
+    watcher->link_event(21, "p5p2", false);
+    before = be.requests.size();
+    watcher->process();
+    EXPECT_EQ(mtu("p5p2"), 9000U);
+    ASSERT_GT(be.requests.size(), before);
+    EXPECT_TRUE(be.requests[before].linked.empty());
+}
+
 TEST_F(WatcherTest, TracksARenamedInterfaceByIfindex) {
     bind("p4p*", true);
     watcher->apply_all("boot");
