@@ -691,7 +691,8 @@ interface = "hpa*"
            "--config", config, "--profiles-dir", pdir, "--state-dir", state,
            "--work-dir", ctx.workdir, "--peer-netns", ctx.ns.peer,
            "--bound", str(a.bound), "--startup-reps", str(a.startup_reps),
-           "--hotplug", a.hotplug, "--hotplug-reps", str(a.hotplug_reps), "--floor-reps", str(a.hotplug_reps),
+           "--hotplug", a.hotplug, "--hotplug-reps", str(a.hotplug_reps), "--floor-reps",
+           str(a.hotplug_reps if a.floor_reps is None else a.floor_reps),
            "--idle-seconds", str(a.idle_seconds), "--audits", str(a.audits), "--mtu", str(MTU)]
     # Its progress lines go straight to our stderr.
     r = run(ctx.ns.exec(cmd), check=False, timeout=3600, stderr=sys.stderr, env=env)
@@ -970,12 +971,18 @@ def report(results):
                     "The hotplug floor with reads: the same program, which first reads what a tuner "
                     "that can roll back must save (each link's channels and features, pipelined per "
                     "family; the MTU came with the RTM_NEWLINK), then sends the same SETs: five "
-                    "requests under the RTNL lock per link, where nictuned makes seven (link, channels, "
+                    "requests under the RTNL lock per link, where nictuned makes six (channels, "
                     "features, driver info, three SETs) and the floor above three:")
         floor_table(lines, d.get("hotplug_floor_reads_one_by_one") or [], nic_p99, "the floor with one-by-one reads",
                     "The hotplug floor with one-by-one reads: the same reads and SETs as the floor with "
                     "reads, but each read waits for its answer before the next is sent, as nictuned's "
                     "reads of new links do (one device, one family at a time); the SETs stay pipelined:")
+        floor_table(lines, d.get("hotplug_floor_as_nictune") or [], nic_p99, "the floor with nictuned's requests",
+                    "The hotplug floor with nictuned's requests: before the same SETs, each new link's "
+                    "requests that nictuned sends, one at a time, each answer awaited (its channels and "
+                    "features, the driver info ioctl; the link came with the RTM_NEWLINK): nictuned's six "
+                    "requests under the RTNL lock per link, without its work between them (decoding, "
+                    "plan, state files, verification, record, signal):")
         for key, label in (("idle", "Idle after start-up"), ("idle_after", "Idle after the hotplug bursts and audits")):
             i = d[key]
             lines.append(f"{label}: {i['voluntary_switches']} voluntary / {i['involuntary_switches']} involuntary "
@@ -1134,6 +1141,8 @@ def main():
                     help="daemon: hotplug bursts, K interfaces created back to back, or K@US with each "
                          "creation started US microseconds after the one before")
     ap.add_argument("--hotplug-reps", type=int, default=3)
+    ap.add_argument("--floor-reps", type=int, default=None,
+                    help="daemon: bursts per hotplug floor (default: --hotplug-reps; 0 runs none)")
     ap.add_argument("--idle-seconds", type=int, default=10)
     ap.add_argument("--audits", type=int, default=10000)
     ap.add_argument("--state-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None,

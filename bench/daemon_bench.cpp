@@ -229,12 +229,15 @@ class Rtnl {
 // (each link's channels and features; the MTU came with the RTM_NEWLINK),
 // pipelined like the SETs: five requests under the RTNL lock per link
 // instead of three. The floor of any transactional tuner, nictuned's
-// seven (link, channels, features, driver info, three SETs) against it.
+// six (channels, features, driver info, three SETs) against it.
 // Reads::OneByOne sends those reads one at a time, each answer awaited,
-// as nictuned's per-device reads do.
+// as nictuned's per-device reads do. Reads::AsNictune sends, one at a time,
+// every request nictuned sends for a new link before its SETs (channels,
+// features and the driver info ioctl): nictuned's six requests under the
+// lock, without its work between them.
 class FloorTuner {
   public:
-    enum class Reads { None, Pipelined, OneByOne };
+    enum class Reads { None, Pipelined, OneByOne, AsNictune };
     FloorTuner(std::string prefix, uint32_t mtu, Reads reads)
         : prefix_(std::move(prefix)), reads_(reads), sets_(&error_), buf_(new char[kBuf]) {
         if (!error_.empty()) die("floor: " + error_);
@@ -295,9 +298,11 @@ class FloorTuner {
         std::vector<int> idx;
         for (const auto& b : batch)
             idx.push_back(b.first);
-        const int errors =
-            (reads_ == Reads::None ? 0 : sets_.read_originals(idx, reads_ == Reads::OneByOne)) +
-            sets_.send(idx, values_);
+        const int reads = reads_ == Reads::None ? 0
+                          : reads_ == Reads::AsNictune
+                              ? sets_.read_as_nictune(batch)
+                              : sets_.read_originals(idx, reads_ == Reads::OneByOne);
+        const int errors = reads + sets_.send(idx, values_);
         const double t = now_ms();
         std::lock_guard g(m_);
         for (const auto& b : batch)
@@ -1124,9 +1129,11 @@ Json hotplug_floor_phase(Bench& b, FloorTuner::Reads reads) {
     Json floor = Json::array();
     if (b.o.floor_reps <= 0) return floor;
     FloorTuner tuner("hfa", b.o.mtu, reads);
-    const char* kind = reads == FloorTuner::Reads::None        ? " "
-                       : reads == FloorTuner::Reads::Pipelined ? " with reads "
-                                                               : " with one-by-one reads ";
+    using Reads = FloorTuner::Reads;
+    const char* kind = reads == Reads::None        ? " "
+                       : reads == Reads::Pipelined ? " with reads "
+                       : reads == Reads::OneByOne  ? " with one-by-one reads "
+                                                   : " with nictuned's requests ";
     for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.floor_reps; ++r) {
             Json one = floor_burst(b, tuner, burst);
@@ -1168,6 +1175,7 @@ int main(int argc, char** argv) {
     out["hotplug_floor"] = hotplug_floor_phase(b, Reads::None);             // 6.
     out["hotplug_floor_reads"] = hotplug_floor_phase(b, Reads::Pipelined);  // 7.
     out["hotplug_floor_reads_one_by_one"] = hotplug_floor_phase(b, Reads::OneByOne);
+    out["hotplug_floor_as_nictune"] = hotplug_floor_phase(b, Reads::AsNictune);
 
     destroy(rt, b.bound);
     close(b.notify_fd);
