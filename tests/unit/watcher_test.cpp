@@ -55,6 +55,12 @@ class WatcherTest : public ::testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
 
+    // A port the kernel now has (its RTM_NEWLINK not yet handed over).
+    void plug(const std::string& name, int ifindex) {
+        auto st = test::ixgbe_port(name);
+        st.id.ifindex = ifindex;
+        be.nics.push_back(st);
+    }
     void bind(const std::string& glob, bool enforce,
               const std::string& text = "[link]\nmtu = 9000\n") {
         DaemonConfig cfg;
@@ -105,9 +111,7 @@ TEST_F(WatcherTest, AppliesToAMatchingInterfaceThatAppearsLater) {
     bind("p5*", false);
     watcher->apply_all("boot");
     EXPECT_TRUE(events.empty());
-    auto st = test::ixgbe_port("p5p1");
-    st.id.ifindex = 20;
-    be.nics.push_back(st);
+    plug("p5p1", 20);
     watcher->link_event(20, "p5p1", false);
     EXPECT_EQ(mtu("p5p1"), 1500U) << "only noted until the daemon has drained its sockets";
     watcher->process();
@@ -123,9 +127,7 @@ TEST_F(WatcherTest, AppliesToAMatchingInterfaceThatAppearsLater) {
 TEST_F(WatcherTest, ANewLinksReadTakesWhatItsNotificationSaid) {
     bind("p5*", false);
     watcher->apply_all("boot");
-    auto st = test::ixgbe_port("p5p1");
-    st.id.ifindex = 20;
-    be.nics.push_back(st);
+    plug("p5p1", 20);
     NicState heard;
     heard.id.ifindex = 20;
     heard.id.name = "p5p1";
@@ -145,9 +147,7 @@ TEST_F(WatcherTest, ANewLinksReadTakesWhatItsNotificationSaid) {
     watcher->link_seen(heard);
     EXPECT_FALSE(watcher->pending());
 
-    auto second = test::ixgbe_port("p5p2");
-    second.id.ifindex = 21;
-    be.nics.push_back(second);
+    plug("p5p2", 21);
     heard.id.ifindex = 21;
     heard.id.name = "p5p2";
     watcher->link_seen(heard);
@@ -338,9 +338,7 @@ TEST_F(WatcherTest, SuspendsEnforcementWhenSomethingKeepsFighting) {
 TEST_F(WatcherTest, ResyncPicksUpInterfacesItMissed) {
     bind("p5*", false);
     watcher->apply_all("boot");
-    auto st = test::ixgbe_port("p5p9");
-    st.id.ifindex = 40;
-    be.nics.push_back(st);
+    plug("p5p9", 40);
     // The RTM_NEWLINK for p5p9 was lost (ENOBUFS).
     watcher->resync();
     EXPECT_EQ(mtu("p5p9"), 9000U);
@@ -586,9 +584,7 @@ TEST_F(WatcherTest, NewLinksAreReadOneByOneWhenTheBatchReadFails) {
 TEST_F(WatcherTest, AResyncThatCannotReadIsTriedAgain) {
     bind("p5*", false);
     watcher->apply_all("boot");
-    auto st = test::ixgbe_port("p5p9");
-    st.id.ifindex = 40;
-    be.nics.push_back(st);
+    plug("p5p9", 40);
     be.fail_reads = 1;
     watcher->resync();
     EXPECT_TRUE(watcher->pending());
