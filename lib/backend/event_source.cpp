@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "backend/link_fields.hpp"
 #include "backend/netlink_backend.hpp"
 #include "ethnl/codecs.hpp"
 #include "ethnl/socket.hpp"
@@ -63,17 +64,7 @@ void decode_ethtool(const nlmsghdr* nlh, const FeatureNamesFn& feature_names, Ev
 
 NicState link_state(const LinkEvent& event) {
     NicState st;
-    // As a read's (netlink_backend.cpp, take_link): a device behind it and no kind.
-    st.id.physical = event.parent_dev.has_value() && !event.kind.has_value();
-    st.id.name = event.name;
-    st.id.altnames = event.altnames;
-    st.id.ifindex = event.ifindex;
-    st.id.mac = event.mac;
-    st.id.perm_mac = event.perm_mac;
-    st.id.kind = event.kind;
-    st.id.parent_bus = event.parent_bus;
-    st.id.parent_dev = event.parent_dev;
-    st.values = event.values;
+    backend_detail::take_link_fields(event, st);
     return st;
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "backend/irq_read.hpp"
+#include "backend/link_fields.hpp"
 #include "ethnl/codecs.hpp"
 #include "model/cpulist.hpp"
 #include "model/value.hpp"
@@ -30,17 +31,7 @@ bool is_settings(const ethnl::Family& f) {
 // The link's strings are moved: the dump's links are read once (a read of
 // 512 copied 1,024 MAC strings only to free them).
 void take_link(rtnl::Link&& l, NicState& nic) {
-    // Backed by a device on some bus (PCI, virtio, netdevsim), not a software link.
-    nic.id.physical = l.parent_dev.has_value() && !l.kind.has_value();
-    nic.id.name = std::move(l.name);
-    nic.id.altnames = std::move(l.altnames);
-    nic.id.ifindex = l.ifindex;
-    nic.id.mac = std::move(l.mac);
-    nic.id.perm_mac = std::move(l.perm_mac);
-    nic.id.kind = std::move(l.kind);
-    nic.id.parent_bus = std::move(l.parent_bus);
-    nic.id.parent_dev = std::move(l.parent_dev);
-    nic.values = l.values;
+    backend_detail::take_link_fields(std::move(l), nic);
 }
 
 void merge_values(DeviceValues& into, const DeviceValues& from, Section s) {
@@ -326,22 +317,28 @@ Result<std::vector<NicState>> NetlinkBackend::read_links(const ReadRequest& req)
             take_link(std::move((*links)[i]), nics[i]);
         return nics;
     }
+    // As list_links: a name an earlier link answers to (by an alternative
+    // name) is not read again, and a link named twice is kept once.
+    const auto answers_to = [](const NicState& x, std::string_view n) {
+        return x.id.name == n || std::ranges::find(x.id.altnames, n) != x.id.altnames.end();
+    };
     for (const auto& n : req.names) {
-        const auto known = std::find_if(req.linked.begin(), req.linked.end(),
-                                        [&](const NicState& l) { return l.id.name == n; });
-        if (known == req.linked.end()) {
-            ReadRequest one{{n}, req.include_virtual};
-            auto l = list_links(one);
-            if (!l) return std::unexpected(l.error());
-            for (auto& link : *l)
-                take_link(std::move(link), nics.emplace_back());
+        if (std::ranges::any_of(nics, [&](const NicState& x) { return answers_to(x, n); }))
+            continue;
+        const auto known =
+            std::ranges::find_if(req.linked, [&](const NicState& l) { return l.id.name == n; });
+        NicState nic;
+        if (known != req.linked.end()) {
+            nic = *known;
         } else {
-            nics.push_back(*known);
+            auto l = list_links(ReadRequest{{n}, req.include_virtual});
+            if (!l) return std::unexpected(l.error());
+            if (l->empty()) continue;
+            take_link(std::move(l->front()), nic);
         }
-        if (std::count_if(nics.begin(), nics.end(), [&](const NicState& x) {
-                return x.id.ifindex == nics.back().id.ifindex;
-            }) > 1)
-            nics.pop_back();  // named twice, by a name and an alternative name
+        if (std::ranges::none_of(nics,
+                                 [&](const NicState& x) { return x.id.ifindex == nic.id.ifindex; }))
+            nics.push_back(std::move(nic));
     }
     return nics;
 }
