@@ -242,7 +242,13 @@ Error cannot_save(Error e) {
 Result<Originals> save_originals(StateStore& store, const Plan& plan,
                                  const std::vector<std::string>& names,
                                  const std::string& transaction) {
-    auto saved = store.load_interfaces(names);
+    // A record written for another MAC address is dropped by record_for()
+    // anyway; passing the addresses spares parsing it.
+    std::vector<std::string> macs;
+    macs.reserve(plan.interfaces.size());
+    for (const auto& ip : plan.interfaces)
+        macs.push_back(ip.id.mac);
+    auto saved = store.load_interfaces(names, macs);
     if (!saved) return std::unexpected(nothing_changed(saved.error()));
     auto sysrec = store.load_system();
     if (!sysrec) return std::unexpected(nothing_changed(sysrec.error()));

@@ -52,10 +52,14 @@ std::string_view written_name(std::string_view line) {
     return {};
 }
 
-// The ifindex a record's line is written for, read without parsing it:
-// interface_text() writes it right after the name. nullopt when the line is
-// not of that shape (the parser then reads it whole).
-std::optional<int> written_ifindex(std::string_view line) {
+// A record line's ifindex, read without parsing the line, and the text
+// after it: interface_text() writes the ifindex right after the name.
+// nullopt when the line is not of that shape (the parser then reads it).
+struct WrittenIfindex {
+    int ifindex = 0;
+    std::string_view rest;  // from the ',' or '}' after the number
+};
+std::optional<WrittenIfindex> written_ifindex_and_rest(std::string_view line) {
     constexpr std::string_view kIfindex = "\",\"ifindex\":";
     const std::string_view name = written_name(line);
     if (name.empty()) return std::nullopt;
@@ -68,7 +72,26 @@ std::optional<int> written_ifindex(std::string_view line) {
     const auto [end, ec] = std::from_chars(rest.data(), last, value);
     if (ec != std::errc() || end == rest.data() || end == last || (*end != ',' && *end != '}'))
         return std::nullopt;
-    return value;
+    return WrittenIfindex{value, rest.substr(static_cast<std::size_t>(end - rest.data()))};
+}
+
+std::optional<int> written_ifindex(std::string_view line) {
+    const auto w = written_ifindex_and_rest(line);
+    return w ? std::optional<int>(w->ifindex) : std::nullopt;
+}
+
+// The MAC address a record's line is written for, as written (JSON-escaped),
+// read without parsing the line: interface_text() writes it right after the
+// ifindex. nullopt when the line is not of that shape or the value holds an
+// escape (no address does).
+std::optional<std::string_view> written_mac(std::string_view line) {
+    constexpr std::string_view kMac = ",\"mac\":\"";
+    const auto w = written_ifindex_and_rest(line);
+    if (!w || !w->rest.starts_with(kMac)) return std::nullopt;
+    const std::string_view value = w->rest.substr(kMac.size());
+    const auto end = value.find_first_of("\"\\");
+    if (end == std::string_view::npos || value[end] != '"') return std::nullopt;
+    return value.substr(0, end);
 }
 
 // Reads record files. save_interfaces() writes the records of a batch into
@@ -79,10 +102,17 @@ std::optional<int> written_ifindex(std::string_view line) {
 // alone.
 class RecordFiles {
   public:
-    Result<std::optional<InterfaceRecord>> load(const fs::path& path, std::string_view name) {
+    // `mac`: when given, a record written for another MAC address is not
+    // parsed (nullopt, as if there were none).
+    Result<std::optional<InterfaceRecord>> load(const fs::path& path, std::string_view name,
+                                                const std::string* mac = nullptr) {
         auto text = find(path, name);
         if (!text) return std::unexpected(std::move(text.error()));
         if (!*text) return std::nullopt;
+        if (mac) {
+            const auto written = written_mac((*text)->text);
+            if (written && *written != *mac) return std::nullopt;
+        }
         return parse(**text, path, name);
     }
 
@@ -205,7 +235,9 @@ Result<std::optional<InterfaceRecord>> StateStore::load_interface(std::string_vi
 }
 
 Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
-    std::span<const std::string> names) const {
+    std::span<const std::string> names, std::span<const std::string> macs) const {
+    if (!macs.empty() && macs.size() != names.size())
+        return fail(Errc::Internal, "", "load_interfaces: one MAC address per name, or none");
     std::vector<std::optional<InterfaceRecord>> out(names.size());
     // Many names: one directory listing says which have a file, instead of
     // an open() per name that mostly fails (a first apply to 512 interfaces).
@@ -224,7 +256,8 @@ Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
         if (auto ok = check_record_name(names[i]); !ok)
             return std::unexpected(std::move(ok.error()));
         if (present && !present->contains(names[i])) continue;
-        auto r = files.load(dir_ / "interfaces" / (names[i] + ".json"), names[i]);
+        auto r = files.load(dir_ / "interfaces" / (names[i] + ".json"), names[i],
+                            macs.empty() ? nullptr : &macs[i]);
         if (!r) return std::unexpected(std::move(r.error()));
         out[i] = std::move(*r);
     }

@@ -72,9 +72,14 @@ class StateStore {
     // The records of `names`, in order (nullopt: none); the first error
     // stops it. From kListingThreshold names on, one directory listing
     // replaces an open() per name that has no file.
+    // `macs`, when not empty, holds the MAC address each name's device has
+    // now: a record written for another address is of another device (a
+    // link replaced under the same name holds no originals of the new one)
+    // and is not read, nullopt as if there were none. Read as written, so
+    // that a name that comes back in a hotplug burst costs no JSON parse.
     static constexpr std::size_t kListingThreshold = 16;
     [[nodiscard]] Result<std::vector<std::optional<InterfaceRecord>>> load_interfaces(
-        std::span<const std::string> names) const;
+        std::span<const std::string> names, std::span<const std::string> macs = {}) const;
     // The same with a result per name: one record's error is that name's.
     // A file holding several of the records is read once.
     [[nodiscard]] std::vector<Result<std::optional<InterfaceRecord>>> load_each(

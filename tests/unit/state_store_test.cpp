@@ -525,6 +525,52 @@ TEST(StateStore, LoadsManyRecordsAsOneByOneWould) {
     expect_corrupt(store.load_interfaces(names), vf7.string(), "parse error");
 }
 
+// Given the MAC address each name's device has now, a record written for
+// another address (a link replaced under the name) is left unread, as if
+// there were none: its text after the address is not even parsed. A record
+// of the same address is read and checked as before, and so is a line whose
+// start is not of the written shape.
+TEST(StateStore, ARecordOfAnotherMacAddressIsNotRead) {
+    TempDir tmp;
+    StateStore store(tmp.path());
+    const std::vector<std::string> names{"p4p1", "p4p2", "p4p3"};
+    ASSERT_TRUE(store.save_interfaces(std::vector<InterfaceRecord>{
+        sample_interface("p4p1"), sample_interface("p4p2"), sample_interface("p4p3")}));
+    const std::string same = sample_interface().mac;
+    const std::vector<std::string> macs{same, "02:00:00:00:00:01", same};
+    const auto got = store.load_interfaces(names, macs);
+    ASSERT_TRUE(got) << got.error().str();
+    EXPECT_EQ((*got)[0], sample_interface("p4p1"));
+    EXPECT_EQ((*got)[1], std::nullopt);
+    EXPECT_EQ((*got)[2], sample_interface("p4p3"));
+    // Without the addresses, every record is read.
+    const auto all = store.load_interfaces(names);
+    ASSERT_TRUE(all) << all.error().str();
+    EXPECT_EQ((*all)[1], sample_interface("p4p2"));
+
+    // Damage after the address: unread for another address, an error for
+    // the device's own.
+    const fs::path p4p2 = tmp.path() / "interfaces" / "p4p2.json";
+    std::string text = to_json_text(sample_interface("p4p2"));
+    text.resize(text.find("\"profile\""));
+    text += "\"profile\":";
+    write_text(p4p2, text);
+    const std::vector<std::string> one{"p4p2"};
+    const std::vector<std::string> other{"02:00:00:00:00:01"};
+    const auto skipped = store.load_interfaces(one, other);
+    ASSERT_TRUE(skipped) << skipped.error().str();
+    EXPECT_EQ((*skipped)[0], std::nullopt);
+    const std::vector<std::string> own{same};
+    expect_corrupt(store.load_interfaces(one, own), p4p2.string(), "parse error");
+    // A start of another shape is parsed whole, whatever the address.
+    write_text(p4p2, "{\"name\":\"p4p2\",\"version\":1,\"mac\":\"02:00:00:00:00:01\"");
+    expect_corrupt(store.load_interfaces(one, other), p4p2.string(), "parse error");
+
+    // One address per name, or none.
+    const std::vector<std::string> short_macs{same};
+    EXPECT_FALSE(store.load_interfaces(names, short_macs));
+}
+
 TEST(StateStore, CreatesPrivateDirectoriesAndFiles) {
     TempDir tmp;
     const fs::path dir = tmp.path() / "state";
