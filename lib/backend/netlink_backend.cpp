@@ -215,59 +215,74 @@ Result<void> NetlinkBackend::read_ethtool_dumps(std::vector<NicState>& nics,
     return {};
 }
 
+// Each family's GETs for every device go out together (Socket::get_many),
+// not one device and family at a time: a new link's reads wait for the RTNL
+// lock behind a burst of link creations once per window instead of once per
+// request. A device that vanished is not asked again.
 Result<void> NetlinkBackend::read_ethtool_per_device(std::vector<NicState>& nics,
                                                      const ReadRequest& req) {
     const bool named = !req.names.empty();
-    std::shared_ptr<const FeatureNames> names;
-    for (auto it = nics.begin(); it != nics.end();) {
-        NicState& nic = *it;
-        bool vanished = false;
-        auto note = [&](Section s, const Error& e) {
-            if (e.code == Errc::Unsupported) return;
-            if (e.code == Errc::NoSuchInterface) {
-                vanished = true;
-                return;
-            }
-            nic.problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
-        };
-        for (const ethnl::Family& f : ethnl::families()) {
-            const Section s = f.section;
-            if (!is_settings(f) || !req.wants_ethtool(s)) continue;
-            auto r = eth_->get(f.get, nic.id.ifindex, f.request_flags,
-                               [&](const nlmsghdr* nlh) -> Result<void> {
-                                   auto rep = ethnl::decode_settings(s, nlh);
-                                   if (!rep) return std::unexpected(rep.error());
-                                   merge_values(nic.values, rep->values, s);
-                                   return {};
-                               });
-            if (!r) note(s, r.error());
-            if (vanished) break;
+    std::vector<char> vanished(nics.size(), 0);
+    auto note = [&](std::size_t i, Section s, const Error& e) {
+        if (e.code == Errc::Unsupported) return;
+        if (e.code == Errc::NoSuchInterface) {
+            vanished[i] = 1;
+            return;
         }
-        if (!vanished && req.wants(Section::Features)) {
-            if (!names) {
-                auto n = eth_->feature_names();
-                if (!n) return std::unexpected(n.error());
-                names = *n;
+        nics[i].problems.push_back(ReadProblem{s, e.sys_errno, e.str()});
+    };
+    std::vector<std::size_t> live;  // the devices asked, by index in nics
+    std::vector<int> ifindexes;
+    auto gather = [&] {
+        live.clear();
+        ifindexes.clear();
+        for (std::size_t i = 0; i < nics.size(); ++i)
+            if (!vanished[i]) {
+                live.push_back(i);
+                ifindexes.push_back(nics[i].id.ifindex);
             }
-            auto r = eth_->get(ETHTOOL_MSG_FEATURES_GET, nic.id.ifindex,
-                               ethnl::request_flags(Section::Features),
-                               [&](const nlmsghdr* nlh) -> Result<void> {
-                                   auto rep = ethnl::decode_features(nlh);
-                                   if (!rep) return std::unexpected(rep.error());
-                                   store_features(nic, std::move(*rep), names);
-                                   return {};
-                               });
-            if (!r) note(Section::Features, r.error());
-        }
-        if (vanished) {
+        return !live.empty();
+    };
+    for (const ethnl::Family& f : ethnl::families()) {
+        const Section s = f.section;
+        if (!is_settings(f) || !req.wants_ethtool(s) || !gather()) continue;
+        auto rs = eth_->get_many(f.get, f.request_flags, ifindexes,
+                                 [&](std::size_t k, const nlmsghdr* nlh) -> Result<void> {
+                                     auto rep = ethnl::decode_settings(s, nlh);
+                                     if (!rep) return std::unexpected(rep.error());
+                                     merge_values(nics[live[k]].values, rep->values, s);
+                                     return {};
+                                 });
+        for (std::size_t k = 0; k < rs.size(); ++k)
+            if (!rs[k]) note(live[k], s, rs[k].error());
+    }
+    if (req.wants(Section::Features) && gather()) {
+        auto names = eth_->feature_names();
+        if (!names) return std::unexpected(names.error());
+        auto rs =
+            eth_->get_many(ETHTOOL_MSG_FEATURES_GET, ethnl::request_flags(Section::Features),
+                           ifindexes, [&](std::size_t k, const nlmsghdr* nlh) -> Result<void> {
+                               auto rep = ethnl::decode_features(nlh);
+                               if (!rep) return std::unexpected(rep.error());
+                               store_features(nics[live[k]], std::move(*rep), *names);
+                               return {};
+                           });
+        for (std::size_t k = 0; k < rs.size(); ++k)
+            if (!rs[k]) note(live[k], Section::Features, rs[k].error());
+    }
+    if (std::find(vanished.begin(), vanished.end(), 1) == vanished.end()) return {};
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < nics.size(); ++i) {
+        if (vanished[i]) {
             if (named)
-                return fail_on(Errc::NoSuchInterface, nic.id.name,
+                return fail_on(Errc::NoSuchInterface, nics[i].id.name,
                                "interface vanished while it was being read");
-            it = nics.erase(it);
             continue;
         }
-        ++it;
+        if (keep != i) nics[keep] = std::move(nics[i]);
+        ++keep;
     }
+    nics.resize(keep);
     return {};
 }
 

@@ -126,6 +126,20 @@ Result<void> Socket::get(uint8_t cmd, int ifindex, uint32_t header_flags, const 
                on_reply);
 }
 
+std::vector<Result<void>> Socket::get_many(uint8_t cmd, uint32_t header_flags,
+                                           std::span<const int> ifindexes,
+                                           const netlink::IndexedMessageFn& on_reply) {
+    return nl_.send_batch(
+        ifindexes.size(),
+        [&](std::size_t i, nlmsghdr* nlh) -> Result<void> {
+            // No NLM_F_ACK: the batch asks for one per window.
+            start_ethtool(reinterpret_cast<char*>(nlh), family_, 0, cmd, kHeaderAttr, ifindexes[i],
+                          header_flags);
+            return {};
+        },
+        describe, on_reply, kGetWindow);
+}
+
 // FEATURES_SET would otherwise answer with a diff of wanted vs active;
 // callers re-read the device after a SET anyway. Other SETs ignore the flag.
 constexpr uint32_t kSetFlags = ETHTOOL_FLAG_OMIT_REPLY;

@@ -47,6 +47,17 @@ class Socket {
     // Errc::Unsupported; the kernel's extack text is in Error::kernel_message.
     Result<void> get(uint8_t cmd, int ifindex, uint32_t header_flags, const ReplyFn& on_reply);
 
+    // GETs of `cmd` for each of `ifindexes`, pipelined as set_many() sends
+    // SETs (several per datagram, at most kGetWindow): one result per
+    // device, in order, as get() gives it; `on_reply` gets each reply with
+    // the device's index. Each awaited GET of a new link waits for the RTNL
+    // lock behind whoever holds it (a burst of link creations); a window
+    // waits once.
+    static constexpr std::size_t kGetWindow = 32;
+    std::vector<Result<void>> get_many(uint8_t cmd, uint32_t header_flags,
+                                       std::span<const int> ifindexes,
+                                       const netlink::IndexedMessageFn& on_reply);
+
     // A SET (or ACT) request for one device, waiting for its ACK.
     Result<void> set(uint8_t cmd, int ifindex, const BuildFn& build);
 

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <array>
 #include <bitset>
 #include <cerrno>
@@ -145,7 +146,10 @@ Result<void> Channel::request(nlmsghdr* request, const DescribeFn& describe,
 }
 
 std::vector<Result<void>> Channel::send_batch(std::size_t count, const BuildFn& build,
-                                              const DescribeFn& describe) {
+                                              const DescribeFn& describe,
+                                              const IndexedMessageFn& on_reply,
+                                              std::size_t window_messages) {
+    window_messages = std::clamp<std::size_t>(window_messages, 1, kWindowMessages);
     std::vector<Result<void>> results(count);
     auto window = std::make_unique_for_overwrite<char[]>(kWindowBytes);
     RequestBuffer scratch;
@@ -157,7 +161,7 @@ std::vector<Result<void>> Channel::send_batch(std::size_t count, const BuildFn& 
         std::size_t used = 0;
         std::size_t sent = 0;
         const uint32_t first_seq = seq_ + 1;
-        while (next < count && sent < kWindowMessages) {
+        while (next < count && sent < window_messages) {
             nlmsghdr* nlh = mnl_nlmsg_put_header(scratch.data());
             if (auto r = build(next, nlh); !r) {
                 results[next++] = std::unexpected(std::move(r.error()));
@@ -210,17 +214,27 @@ std::vector<Result<void>> Channel::send_batch(std::size_t count, const BuildFn& 
             int left = static_cast<int>(*n);
             for (const auto* nlh = reinterpret_cast<const nlmsghdr*>(buf_.get());
                  mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-                if (nlh->nlmsg_pid != portid_ || nlh->nlmsg_type != NLMSG_ERROR) continue;
+                if (nlh->nlmsg_pid != portid_) continue;
                 if (nlh->nlmsg_seq < first_seq || nlh->nlmsg_seq - first_seq >= sent) continue;
                 const std::size_t k = nlh->nlmsg_seq - first_seq;
                 if (done[k]) continue;
+                if (nlh->nlmsg_type != NLMSG_ERROR) {
+                    // A GET's reply; the first error of a request's callback
+                    // is its result.
+                    if (!on_reply || nlh->nlmsg_type == NLMSG_NOOP ||
+                        nlh->nlmsg_type == NLMSG_DONE || !results[index[k]])
+                        continue;
+                    if (auto r = on_reply(index[k], nlh); !r)
+                        results[index[k]] = std::unexpected(std::move(r.error()));
+                    continue;
+                }
                 done[k] = true;
                 if (nlh->nlmsg_seq == last_seq) answered = true;
                 auto ack = parse_error(nlh);
                 if (!ack)
                     results[index[k]] =
                         fail(Errc::Internal, describe(msg(k)), "truncated NLMSG_ERROR");
-                else if (ack->err != 0)
+                else if (ack->err != 0 && results[index[k]])
                     results[index[k]] = std::unexpected(kernel_error(*ack, describe(msg(k))));
             }
         }

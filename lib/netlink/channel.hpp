@@ -35,6 +35,11 @@ using DescribeFn = std::function<std::string(const nlmsghdr* request)>;
 // attributes. An error is that request's result, and it is not sent.
 using BuildFn = std::function<Result<void>(std::size_t i, nlmsghdr* nlh)>;
 
+// Called with a batch request's index and each message answering it (a
+// GET's reply); the message is valid during the call. An error becomes
+// that request's result.
+using IndexedMessageFn = std::function<Result<void>(std::size_t i, const nlmsghdr*)>;
+
 // An interrupted dump (NLM_F_DUMP_INTR): Errc::Busy with sys_errno EINTR.
 // Every reply was still handed over; the caller reads again or keeps them.
 bool is_interrupted(const Error& e);
@@ -85,8 +90,14 @@ class Channel {
     // within the receive buffer (each failure costs ~1 KiB of it). A window
     // whose answer never comes fails whole with Errc::Io: which of its
     // requests were carried out is unknown.
+    // `on_reply`: the batch's GETs, whose replies (every message of a
+    // request's sequence that is not its ACK or error) go to it by index,
+    // and windows of at most `window_messages` (their replies wait in the
+    // socket's receive queue until the window's ACK has been read).
     std::vector<Result<void>> send_batch(std::size_t count, const BuildFn& build,
-                                         const DescribeFn& describe);
+                                         const DescribeFn& describe,
+                                         const IndexedMessageFn& on_reply = {},
+                                         std::size_t window_messages = kWindowMessages);
 
     // Joins multicast group `group` with a receive queue of `queue_bytes`
     // asked for (SO_RCVBUFFORCE with CAP_NET_ADMIN, else SO_RCVBUF, which

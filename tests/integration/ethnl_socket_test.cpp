@@ -600,6 +600,86 @@ TEST_F(EthnlSocketOnVeth, SetManyAnswersEachRequestOfSeveralWindows) {
     });
 }
 
+// GETs pipelined in windows: each reply reaches the request that asked for
+// it, in every window; a device that is gone is that request's error only;
+// a callback's error is its request's result; ethtool reads the same.
+TEST_F(EthnlSocketOnVeth, GetManyAnswersEachDeviceOfSeveralWindows) {
+    constexpr int kLinks = 70;  // three windows of at most Socket::kGetWindow
+    static_assert(kLinks > 2 * Socket::kGetWindow);
+    auto made = ns_->add_veth_pairs("ng", "ngp", kLinks);
+    ASSERT_EQ(made.status, 0) << made.err;
+    auto before = parse_ethtool(ns_->exec_argv({"ethtool", "-l", "ng0"}).out);
+    const uint64_t rx_max = std::stoull(before.max["RX"]);
+    // Some links at the maximum, told apart from the others.
+    if (rx_max < 2) GTEST_SKIP() << "veth allows one RX queue on a single-CPU machine";
+    const std::set<int> raised = {1, 31, 32, 64};
+    for (int i : raised)
+        ASSERT_EQ(ns_->exec_argv(
+                         {"ethtool", "-L", "ng" + std::to_string(i), "rx", std::to_string(rx_max)})
+                      .status,
+                  0);
+    const std::set<int> gone = {0, 33, kLinks - 1};  // first, in a window, last
+    const int rejected = 40;                         // its callback fails
+    ns_->run_inside([&] {
+        auto s = Socket::open();
+        ASSERT_TRUE(s.has_value()) << s.error().str();
+        auto channels = dump_settings(**s, Section::Channels);
+        ASSERT_TRUE(channels.has_value()) << channels.error().str();
+        std::vector<int> ifindexes;
+        for (int i = 0; i < kLinks; ++i)
+            ifindexes.push_back(gone.contains(i) ? 999990 + i
+                                                 : channels->at("ng" + std::to_string(i)).ifindex);
+        std::vector<std::vector<Reply>> got(kLinks);
+        auto results =
+            (*s)->get_many(get_cmd(Section::Channels), request_flags(Section::Channels), ifindexes,
+                           [&](std::size_t k, const nlmsghdr* nlh) -> Result<void> {
+                               auto reply = decode_settings(Section::Channels, nlh);
+                               if (!reply) return std::unexpected(reply.error());
+                               got.at(k).push_back(std::move(*reply));
+                               if (k == rejected)
+                                   return fail(Errc::Internal, "test", "callback refused");
+                               return {};
+                           });
+        ASSERT_EQ(results.size(), ifindexes.size());
+        for (int i = 0; i < kLinks; ++i) {
+            const std::string name = "ng" + std::to_string(i);
+            SCOPED_TRACE(name);
+            if (gone.contains(i)) {
+                ASSERT_FALSE(results[i].has_value());
+                EXPECT_EQ(results[i].error().code, Errc::NoSuchInterface)
+                    << results[i].error().str();
+                EXPECT_TRUE(got[i].empty());
+                continue;
+            }
+            if (i == rejected) {
+                ASSERT_FALSE(results[i].has_value());
+                EXPECT_EQ(results[i].error().message, "callback refused");
+            } else {
+                EXPECT_TRUE(results[i].has_value()) << results[i].error().str();
+            }
+            ASSERT_EQ(got[i].size(), 1U);
+            EXPECT_EQ(got[i][0].ifindex, ifindexes[i]);
+            EXPECT_EQ(got[i][0].ifname, name);
+            const std::string text =
+                parse_ethtool(ns_->exec_argv({"ethtool", "-l", name}).out).cur["RX"];
+            EXPECT_EQ(got[i][0].values.get(Key::ChanRx), std::stoull(text));
+            EXPECT_EQ(got[i][0].values.get(Key::ChanRx), raised.contains(i) ? rx_max : 1U);
+        }
+        // The socket is in step afterwards: a request gets its own answer.
+        std::vector<Reply> one;
+        auto ok = (*s)->get(get_cmd(Section::Channels), ifindexes[2],
+                            request_flags(Section::Channels), [&](const nlmsghdr* nlh) {
+                                auto reply = decode_settings(Section::Channels, nlh);
+                                if (!reply) return Result<void>(std::unexpected(reply.error()));
+                                one.push_back(std::move(*reply));
+                                return Result<void>();
+                            });
+        ASSERT_TRUE(ok.has_value()) << ok.error().str();
+        ASSERT_EQ(one.size(), 1U);
+        EXPECT_EQ(one[0].ifname, "ng2");
+    });
+}
+
 TEST_F(EthnlSocketOnVeth, MonitorReportsAFeatureChangeMadeByEthtool) {
     ns_->run_inside([&] {
         auto s = Socket::open();
