@@ -279,6 +279,38 @@ TEST_F(AuditCli, InterfaceVanishingMidReadIsReportedCleanly) {
     });
 }
 
+// The named links' ethtool parts are read family by family for all of them
+// at once: the one that vanished is named, not a neighbour in its batch.
+TEST_F(AuditCli, ALinkVanishingAmongSeveralNamedIsTheOneNamed) {
+    ASSERT_EQ(ns_->exec("ip link add ntgone type veth peer name ntgonep").status, 0);
+    ns_->run_inside([&] {
+        NetlinkBackendOptions opts;
+        bool deleted = false;
+        opts.after_list = [&](const std::vector<std::string>& names) {
+            if (deleted) return;
+            deleted = true;
+            ASSERT_EQ(names, (std::vector<std::string>{"nt0", "ntgone", "nt1"}));
+            ASSERT_EQ(ns_->exec("ip link del ntgone").status, 0);
+        };
+        auto be = NetlinkBackend::open(opts);
+        ASSERT_TRUE(be) << be.error().str();
+        auto r = (*be)->read_interfaces(ReadRequest{{"nt0", "ntgone", "nt1"}, true});
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code, Errc::NoSuchInterface);
+        EXPECT_EQ(r.error().str(), "ntgone: interface vanished while it was being read");
+        // The others still read whole, as ethtool sees them.
+        auto rest = (*be)->read_interfaces(ReadRequest{{"nt0", "nt1"}, true});
+        ASSERT_TRUE(rest) << rest.error().str();
+        ASSERT_EQ(rest->size(), 2U);
+        for (const auto& n : *rest) {
+            SCOPED_TRACE(n.id.name);
+            ASSERT_TRUE(n.features);
+            EXPECT_TRUE(n.values.get(Key::ChanRx));
+            EXPECT_TRUE(n.problems.empty());
+        }
+    });
+}
+
 // A read of named links takes the rtnetlink part of those the caller heard
 // of (ReadRequest::linked, what nictuned's RTM_NEWLINK said) as it is, and
 // asks the kernel for the other links and for every ethtool part and the
