@@ -71,13 +71,16 @@ class StateStore {
         std::string_view name) const;
     // The records of `names`, in order (nullopt: none); the first error
     // stops it. From kListingThreshold names on, one directory listing
-    // replaces an open() per name that has no file.
+    // replaces an open() per name that has no file. Above nictuned's chunk
+    // of new links (32): the listing's cost grows with the directory, which
+    // holds a record of every interface ever tuned, and listing 520 records
+    // for each chunk of a hotplug burst was 1.5 % of nictuned's CPU.
     // `macs`, when not empty, holds the MAC address each name's device has
     // now: a record written for another address is of another device (a
     // link replaced under the same name holds no originals of the new one)
     // and is not read, nullopt as if there were none. Read as written, so
     // that a name that comes back in a hotplug burst costs no JSON parse.
-    static constexpr std::size_t kListingThreshold = 16;
+    static constexpr std::size_t kListingThreshold = 64;
     [[nodiscard]] Result<std::vector<std::optional<InterfaceRecord>>> load_interfaces(
         std::span<const std::string> names, std::span<const std::string> macs = {}) const;
     // The same with a result per name: one record's error is that name's.
