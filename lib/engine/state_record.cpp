@@ -509,6 +509,7 @@ Result<std::string> journal_text_for_saving(const std::string& transaction,
                                             const std::filesystem::path& dir) {
     // journal_text(), each record encoded (and checked) once, in place.
     std::string out = journal_header(transaction, records.size());
+    out.reserve(out.size() + records.size() * 1024);  // as journal_text()
     for (const auto& r : records)
         if (auto ok = append_for_saving(out, r, dir); !ok)
             return std::unexpected(std::move(ok.error()));
