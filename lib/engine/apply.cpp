@@ -244,7 +244,7 @@ Result<Originals> save_originals(StateStore& store, const Plan& plan,
                                  const std::string& transaction) {
     // A record written for another MAC address is dropped by record_for()
     // anyway; passing the addresses spares parsing it.
-    std::vector<std::string> macs;
+    std::vector<std::string_view> macs;
     macs.reserve(plan.interfaces.size());
     for (const auto& ip : plan.interfaces)
         macs.push_back(ip.id.mac);

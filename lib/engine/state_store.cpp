@@ -105,7 +105,7 @@ class RecordFiles {
     // `mac`: when given, a record written for another MAC address is not
     // parsed (nullopt, as if there were none).
     Result<std::optional<InterfaceRecord>> load(const fs::path& path, std::string_view name,
-                                                const std::string* mac = nullptr) {
+                                                std::optional<std::string_view> mac = {}) {
         auto text = find(path, name);
         if (!text) return std::unexpected(std::move(text.error()));
         if (!*text) return std::nullopt;
@@ -235,7 +235,7 @@ Result<std::optional<InterfaceRecord>> StateStore::load_interface(std::string_vi
 }
 
 Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
-    std::span<const std::string> names, std::span<const std::string> macs) const {
+    std::span<const std::string> names, std::span<const std::string_view> macs) const {
     if (!macs.empty() && macs.size() != names.size())
         return fail(Errc::Internal, "", "load_interfaces: one MAC address per name, or none");
     std::vector<std::optional<InterfaceRecord>> out(names.size());
@@ -257,7 +257,7 @@ Result<std::vector<std::optional<InterfaceRecord>>> StateStore::load_interfaces(
             return std::unexpected(std::move(ok.error()));
         if (present && !present->contains(names[i])) continue;
         auto r = files.load(dir_ / "interfaces" / (names[i] + ".json"), names[i],
-                            macs.empty() ? nullptr : &macs[i]);
+                            macs.empty() ? std::nullopt : std::optional(macs[i]));
         if (!r) return std::unexpected(std::move(r.error()));
         out[i] = std::move(*r);
     }

@@ -82,7 +82,7 @@ class StateStore {
     // that a name that comes back in a hotplug burst costs no JSON parse.
     static constexpr std::size_t kListingThreshold = 64;
     [[nodiscard]] Result<std::vector<std::optional<InterfaceRecord>>> load_interfaces(
-        std::span<const std::string> names, std::span<const std::string> macs = {}) const;
+        std::span<const std::string> names, std::span<const std::string_view> macs = {}) const;
     // The same with a result per name: one record's error is that name's.
     // A file holding several of the records is read once.
     [[nodiscard]] std::vector<Result<std::optional<InterfaceRecord>>> load_each(

@@ -537,7 +537,7 @@ TEST(StateStore, ARecordOfAnotherMacAddressIsNotRead) {
     ASSERT_TRUE(store.save_interfaces(std::vector<InterfaceRecord>{
         sample_interface("p4p1"), sample_interface("p4p2"), sample_interface("p4p3")}));
     const std::string same = sample_interface().mac;
-    const std::vector<std::string> macs{same, "02:00:00:00:00:01", same};
+    const std::vector<std::string_view> macs{same, "02:00:00:00:00:01", same};
     const auto got = store.load_interfaces(names, macs);
     ASSERT_TRUE(got) << got.error().str();
     EXPECT_EQ((*got)[0], sample_interface("p4p1"));
@@ -556,18 +556,18 @@ TEST(StateStore, ARecordOfAnotherMacAddressIsNotRead) {
     text += "\"profile\":";
     write_text(p4p2, text);
     const std::vector<std::string> one{"p4p2"};
-    const std::vector<std::string> other{"02:00:00:00:00:01"};
+    const std::vector<std::string_view> other{"02:00:00:00:00:01"};
     const auto skipped = store.load_interfaces(one, other);
     ASSERT_TRUE(skipped) << skipped.error().str();
     EXPECT_EQ((*skipped)[0], std::nullopt);
-    const std::vector<std::string> own{same};
+    const std::vector<std::string_view> own{same};
     expect_corrupt(store.load_interfaces(one, own), p4p2.string(), "parse error");
     // A start of another shape is parsed whole, whatever the address.
     write_text(p4p2, "{\"name\":\"p4p2\",\"version\":1,\"mac\":\"02:00:00:00:00:01\"");
     expect_corrupt(store.load_interfaces(one, other), p4p2.string(), "parse error");
 
     // One address per name, or none.
-    const std::vector<std::string> short_macs{same};
+    const std::vector<std::string_view> short_macs{same};
     EXPECT_FALSE(store.load_interfaces(names, short_macs));
 }
 
