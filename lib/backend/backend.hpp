@@ -224,6 +224,11 @@ class Backend {
     // health.hpp); nullptr: this backend has none (audits then leave
     // health out).
     virtual HealthReader* health() { return nullptr; }
+
+    // Frees what it keeps only to read the kernel's answers (netlink
+    // receive buffers); the next read allocates it again. The daemon calls
+    // it when it goes idle, before it gives freed memory back.
+    virtual void release_buffers() noexcept {}
 };
 
 // Reads the interfaces `req` names that are still there. One request for

@@ -130,6 +130,11 @@ Result<void> EventSource::resume() {
     return monitor_->subscribe_monitor(0);
 }
 
+void EventSource::release_buffers() noexcept {
+    links_->release_buffer();
+    monitor_->release_buffer();
+}
+
 Result<KernelBackend> open_kernel_backend() {
     NetlinkBackendOptions opts;
     opts.read_back_many = false;  // see NetlinkBackendOptions

@@ -106,6 +106,10 @@ class EventSource {
     Result<void> pause();
     Result<void> resume();
 
+    // Frees both sockets' receive buffers until their next read
+    // (Backend::release_buffers).
+    void release_buffers() noexcept;
+
   private:
     EventSource(std::unique_ptr<rtnl::Socket> links, std::unique_ptr<ethnl::Socket> monitor,
                 FeatureNamesFn feature_names);

@@ -34,6 +34,8 @@ class HealthReader {
     // The counters again (driver statistics, rtnetlink statistics, IRQ
     // counts, softnet), for rates over a sample.
     virtual CounterSnapshot read_counters(std::span<const NicState* const> nics) = 0;
+    // Frees its netlink receive buffers until the next read (Backend::release_buffers).
+    virtual void release_buffers() noexcept {}
 };
 
 // The counters of a full read, in the form read_counters() gives them.

@@ -833,6 +833,14 @@ HealthReader* NetlinkBackend::health() {
     return health_.get();
 }
 
+void NetlinkBackend::release_buffers() noexcept {
+    rtnl_->release_buffer();
+    eth_->release_buffer();
+    if (observer_) observer_->events->release_buffers();
+    if (spare_events_) spare_events_->release_buffers();
+    if (health_) health_->release_buffers();
+}
+
 Result<void> NetlinkBackend::set_sysctl(const std::string& name, const std::string& value) {
     return procsys_.write(name, value);
 }

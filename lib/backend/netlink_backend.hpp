@@ -88,6 +88,7 @@ class NetlinkBackend final : public Backend {
     Observed observed(std::span<const ObserveRequest> wanted) override;
     // Opened on first use: audits that leave health out never pay for it.
     HealthReader* health() override;
+    void release_buffers() noexcept override;
 
     // The running kernel's feature names (profiles may use names newer than
     // the built-in list).

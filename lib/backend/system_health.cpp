@@ -438,6 +438,11 @@ HealthRead SystemHealthReader::read(std::span<const NicState* const> nics,
     return out;
 }
 
+void SystemHealthReader::release_buffers() noexcept {
+    if (impl_->eth) impl_->eth->release_buffer();
+    if (impl_->stats) impl_->stats->release_buffer();
+}
+
 CounterSnapshot SystemHealthReader::read_counters(std::span<const NicState* const> nics) {
     Impl& im = *impl_;
     CounterSnapshot s;

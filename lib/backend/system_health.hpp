@@ -41,6 +41,7 @@ class SystemHealthReader final : public HealthReader {
     ~SystemHealthReader() override;
     HealthRead read(std::span<const NicState* const> nics, const HealthQuery& query) override;
     CounterSnapshot read_counters(std::span<const NicState* const> nics) override;
+    void release_buffers() noexcept override;
 
   private:
     struct Impl;

@@ -97,6 +97,8 @@ class Socket {
     // ENOBUFS (the kernel dropped notifications) is returned as Errc::Io with
     // sys_errno ENOBUFS so that the caller can resynchronise.
     Result<void> receive_notifications(const ReplyFn& on_msg);
+    // Frees the receive buffer until the next read (netlink::Channel).
+    void release_buffer() noexcept { nl_.release_buffer(); }
 
   private:
     explicit Socket(netlink::Channel nl) : nl_(std::move(nl)) {}

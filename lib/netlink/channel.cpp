@@ -64,7 +64,6 @@ Result<Channel> Channel::open(int protocol, std::string_view context) {
     if (setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
         return fail_syscall(context, "SO_RCVTIMEO");
     c.portid_ = mnl_socket_get_portid(c.nl_.get());
-    c.buf_ = std::make_unique_for_overwrite<char[]>(kReceiveBytes);
     return c;
 }
 
@@ -72,9 +71,15 @@ int Channel::fd() const {
     return mnl_socket_get_fd(nl_.get());
 }
 
+char* Channel::buffer() {
+    // For overwrite: a page the kernel's datagrams never reach is not touched.
+    if (!buf_) buf_ = std::make_unique_for_overwrite<char[]>(kReceiveBytes);
+    return buf_.get();
+}
+
 Result<std::size_t> Channel::receive(const DescribeFn& describe, const nlmsghdr* request) {
     for (;;) {
-        const ssize_t n = mnl_socket_recvfrom(nl_.get(), buf_.get(), kReceiveBytes);
+        const ssize_t n = mnl_socket_recvfrom(nl_.get(), buffer(), kReceiveBytes);
         if (n >= 0) return static_cast<std::size_t>(n);
         const int err = errno;
         if (err == EINTR) continue;
@@ -257,7 +262,7 @@ Result<void> Channel::leave(unsigned group, std::string_view context) {
     // The kernel queues a notification while it delivers it, under the
     // group's membership: nothing more arrives once the option is set.
     for (;;) {
-        const ssize_t n = recv(fd(), buf_.get(), kReceiveBytes, MSG_DONTWAIT | MSG_TRUNC);
+        const ssize_t n = recv(fd(), buffer(), kReceiveBytes, MSG_DONTWAIT | MSG_TRUNC);
         if (n >= 0 || errno == EINTR || errno == ENOBUFS) continue;
         if (errno == EAGAIN) return {};
         return fail_syscall(context, "receive");
@@ -268,7 +273,7 @@ Result<void> Channel::receive_queued(std::string_view context, const MessageFn& 
     std::optional<Error> first_error;
     for (;;) {
         sockaddr_nl from{};
-        iovec iov{buf_.get(), kReceiveBytes};
+        iovec iov{buffer(), kReceiveBytes};
         msghdr mh{};
         mh.msg_name = &from;
         mh.msg_namelen = sizeof from;

@@ -117,8 +117,17 @@ class Channel {
     // ENOBUFS, so that the caller resynchronises.
     Result<void> receive_queued(std::string_view context, const MessageFn& on_msg);
 
+    // Frees the receive buffer; the next receive allocates it again. The
+    // daemon calls it when it goes idle: the buffer's pages that a dump or
+    // a burst of notifications reached would otherwise stay resident while
+    // nothing is read (six channels, up to 32 KiB each). Not from within a
+    // callback of this channel.
+    void release_buffer() noexcept { buf_.reset(); }
+
   private:
     Channel() = default;
+    // The receive buffer, allocated on first use after release_buffer().
+    char* buffer();
     // One datagram into buf_; its length, or the error of the receive
     // (ETIMEDOUT after kReplyTimeoutSeconds).
     Result<std::size_t> receive(const DescribeFn& describe, const nlmsghdr* request);
@@ -131,7 +140,8 @@ class Channel {
     uint32_t seq_ = 0;
     // >= 32 KiB: the kernel sizes dump datagrams after the largest buffer
     // the socket has read with, up to 32 KiB, and a single reply can be
-    // larger still; a datagram that does not fit is truncated.
+    // larger still; a datagram that does not fit is truncated. Null while
+    // released.
     std::unique_ptr<char[]> buf_;
 };
 

@@ -108,6 +108,8 @@ class Socket {
     // Reads what is queued without blocking. `deleted` is true for RTM_DELLINK.
     // ENOBUFS is returned as Errc::Io with sys_errno ENOBUFS (resynchronise).
     Result<void> receive_events(const std::function<void(Link&&, bool deleted)>& on_event);
+    // Frees the receive buffer until the next read (netlink::Channel).
+    void release_buffer() noexcept { nl_.release_buffer(); }
 
   private:
     explicit Socket(netlink::Channel nl) : nl_(std::move(nl)) {}

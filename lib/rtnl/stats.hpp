@@ -32,6 +32,8 @@ class StatsSocket {
     Result<void> dump(const std::function<void(int ifindex, const LinkStats&)>& on_stats);
     // One interface; Errc::NoSuchInterface when it is gone.
     Result<LinkStats> get(int ifindex);
+    // Frees the receive buffer until the next read (netlink::Channel).
+    void release_buffer() noexcept { nl_.release_buffer(); }
 
   private:
     explicit StatsSocket(netlink::Channel nl) : nl_(std::move(nl)) {}

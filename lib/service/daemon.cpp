@@ -351,6 +351,9 @@ int run_daemon(const DaemonOptions& opts) {
             break;
         }
         if (n == 0 && trim_pending) {
+            // The netlink receive buffers first: freed, their pages go back too.
+            manager.backend().release_buffers();
+            (*events)->release_buffers();
             malloc_trim(0);
             trim_pending = false;
         }

@@ -175,5 +175,71 @@ TEST_F(EventSourceTest, DroppedNotificationsAreAnOverrun) {
     EXPECT_EQ(parse_json(ns_->exec("ip -j link show ev0").out).at(0).at("mtu"), 1300);
 }
 
+// nictuned frees its netlink receive buffers when it goes idle: every
+// socket allocates its buffer again on its next read, and what it reads then
+// is whole. A notification, a read of the link and its ethtool families
+// (pipelined GETs), the health reader's counters and a transaction's
+// observer each read after their buffers were freed, twice over.
+TEST_F(EventSourceTest, ReleasedBuffersAreAllocatedAgainOnTheNextRead) {
+    const int idx = ifindex("ev0");
+    ns_->run_inside([&] {
+        auto be = NetlinkBackend::open();
+        ASSERT_TRUE(be) << be.error().str();
+        auto src = EventSource::open(EventSource::kDefaultQueueBytes, [] {
+            return Result<std::shared_ptr<const FeatureNames>>(nullptr);
+        });
+        ASSERT_TRUE(src) << src.error().str();
+        ReadRequest req{{"ev0"}, true};
+        req.identity = false;
+        ASSERT_TRUE((*be)->read_interfaces(req));
+        ASSERT_NE((*be)->health(), nullptr);
+        // The observer's sources are kept, paused, for the next transaction.
+        ASSERT_TRUE((*be)->observe_changes(true));
+        (*be)->observe_changes(false);
+
+        for (int round = 0; round < 2; ++round) {
+            const uint64_t mtu = 3000 + static_cast<uint64_t>(round);
+            const uint64_t rx = 2 - static_cast<uint64_t>(round);
+            SCOPED_TRACE("round " + std::to_string(round));
+            (*be)->release_buffers();
+            (*src)->release_buffers();
+
+            ASSERT_TRUE((*be)->observe_changes(true));
+            auto r = ns_->exec("ip link set ev0 mtu " + std::to_string(mtu) +
+                               " && ethtool -L ev0 rx " + std::to_string(rx));
+            ASSERT_EQ(r.status, 0) << r.err;
+            Recorder rec;
+            (*src)->receive(rec);
+            EXPECT_TRUE(rec.undecoded.empty()) << rec.undecoded.front();
+            const LinkEvent* last = nullptr;
+            for (const auto& l : rec.links)
+                if (l.ifindex == idx) last = &l;
+            ASSERT_NE(last, nullptr) << "no RTM_NEWLINK for ev0";
+            EXPECT_EQ(last->values.get(Key::LinkMtu), std::optional<uint64_t>(mtu));
+
+            // The transaction's observer saw the same changes.
+            Backend::ObserveRequest want{
+                {idx, "ev0"},
+                ReadRequest::bit(Section::Link) | ReadRequest::bit(Section::Channels)};
+            auto seen = (*be)->observed(std::span(&want, 1));
+            (*be)->observe_changes(false);
+            ASSERT_EQ(seen.nics.size(), 1U) << "missing: " << seen.missing.size();
+            EXPECT_EQ(seen.nics[0].values.get(Key::LinkMtu), std::optional<uint64_t>(mtu));
+            EXPECT_EQ(seen.nics[0].values.get(Key::ChanRx), std::optional<uint64_t>(rx));
+
+            auto read = (*be)->read_interfaces(req);
+            ASSERT_TRUE(read && read->size() == 1U);
+            const auto shown = parse_json(ns_->exec("ip -j link show ev0").out).at(0);
+            EXPECT_EQ(read->front().values.get(Key::LinkMtu),
+                      std::optional<uint64_t>(shown.at("mtu").get<uint64_t>()));
+            EXPECT_EQ(read->front().values.get(Key::ChanRx), std::optional<uint64_t>(rx));
+
+            const NicState* nic = &read->front();
+            auto counters = (*be)->health()->read_counters(std::span(&nic, 1));
+            EXPECT_TRUE(counters.link_stats.contains(idx)) << "no rtnetlink statistics for ev0";
+        }
+    });
+}
+
 }  // namespace
 }  // namespace nictune::test
