@@ -10,13 +10,6 @@ namespace nictune::watch {
 Watcher::Watcher(Manager& manager, WatcherEvents events)
     : manager_(manager), events_(std::move(events)) {}
 
-const std::string* setting_key(std::string_view path) {
-    static std::set<std::string, std::less<>> pool;
-    auto it = pool.find(path);
-    if (it == pool.end()) it = pool.emplace(path).first;
-    return &*it;
-}
-
 namespace {
 
 int64_t unix_now() {
@@ -86,9 +79,7 @@ bool settled(Outcome o) {
 }  // namespace
 
 const Scalar* Tracked::expected(std::string_view key) const {
-    for (const auto& b : baseline)
-        if (*b.key == key) return &b.value;
-    return nullptr;
+    return baseline.find(key);
 }
 
 void Watcher::set_config(DaemonConfig cfg, std::map<std::string, Profile> profiles) {
@@ -141,7 +132,8 @@ void Watcher::record(Tracked& t, const Recorded& o,
     // Pending: the values are in effect but may still be undone; the
     // baseline waits for the verdict (drift checks skip it meanwhile).
     t.held = o.result == TxResult::Pending;
-    if (o.result == TxResult::Applied && baseline) t.baseline = std::move(*baseline);
+    if (o.result == TxResult::Applied && baseline)
+        t.baseline = baselines_.intern(std::move(*baseline));
     LogFields f{t.name, o.profile, "", o.transaction};
     f.event = o.result == TxResult::Applied   ? Event::Applied
               : o.result == TxResult::Pending ? Event::None
@@ -320,9 +312,10 @@ bool Watcher::apply_together(const std::string& profile, std::vector<NicState> g
         }
         outcome = Recorded(*r);
     }
-    // Copies, each a block of its own made now that the result is gone.
+    // Interned now that the result is gone: the members that hold the same
+    // values share one block (BaselinePool).
     for (std::size_t i = 0; i < members.size(); ++i)
-        record(tracked_.at(members[i]), outcome, baselines[i], reason);
+        record(tracked_.at(members[i]), outcome, std::move(baselines[i]), reason);
     return true;
 }
 
@@ -754,9 +747,13 @@ void Watcher::reapply_placement(Tracked& t, const std::string& why) {
 
     // The baseline's placement keys become what the plan covers now.
     const auto rebase = [&](const std::vector<BaselineValue>& values) {
-        std::erase_if(t.baseline, [](const BaselineValue& v) { return placement_key(*v.key); });
+        Baseline::Values kept;
+        kept.reserve(t.baseline.size() + values.size());
+        for (const auto& v : t.baseline)
+            if (!placement_key(*v.key)) kept.push_back(v);
+        kept.insert(kept.end(), values.begin(), values.end());
+        t.baseline = baselines_.intern(std::move(kept));
         std::erase_if(t.drifted, [](const std::string& k) { return placement_key(k); });
-        t.baseline.insert(t.baseline.end(), values.begin(), values.end());
     };
     LogFields f{t.name, profile.name, "", t.transaction};
     if (!plan.has_changes()) {
@@ -884,7 +881,7 @@ void Watcher::note_rollback(const std::string& interface) {
         f.reason = "request";
         log(Level::Notice, "original settings restored", f);
         // The operator asked for the originals: stop holding the profile.
-        t.baseline.clear();
+        t.baseline = {};
         t.drifted.clear();
         t.last_result = "rolled_back";
         t.last_result_at = unix_now();

@@ -38,27 +38,17 @@
 
 #include "engine/manager.hpp"
 #include "model/log_record.hpp"
+#include "watch/baseline.hpp"
 #include "watch/config.hpp"
 
 namespace nictune::watch {
 
-// A setting path ("link.mtu") shared by every tracked interface: a daemon
-// with thousands of bound interfaces keeps one copy of each path. The pool
-// holds the paths the profiles name, so it stays small.
-const std::string* setting_key(std::string_view path);
-
-// One value of a baseline.
 // The queue-placement sections (ReadRequest::bit()s): what the watcher
 // re-applies after a queue rebuild (the driver requested its IRQs again,
 // or the queues were made anew) and checks on a timer.
 inline constexpr uint32_t kPlacementSections = ReadRequest::bit(Section::Irq) |
                                                ReadRequest::bit(Section::Rps) |
                                                ReadRequest::bit(Section::Xps);
-
-struct BaselineValue {
-    const std::string* key;  // from setting_key()
-    Scalar value;
-};
 
 // What nictuned knows of one interface. Kept small: a host may have
 // thousands (SR-IOV VFs), and this is most of the daemon's heap.
@@ -69,12 +59,12 @@ struct Tracked {
     // In the watcher's configuration: set_config() forgets every binding
     // before it replaces that, so this never dangles.
     const Binding* binding = nullptr;
-    std::string profile;                  // last applied (binding or request)
-    std::string transaction;              // last transaction
-    std::string last_result;              // tx_result_name or "" before any
-    int64_t last_result_at = 0;           // when last_result was set, Unix seconds
-    std::vector<BaselineValue> baseline;  // the values after the last apply
-    std::vector<std::string> drifted;     // keys that differ now
+    std::string profile;               // last applied (binding or request)
+    std::string transaction;           // last transaction
+    std::string last_result;           // tx_result_name or "" before any
+    int64_t last_result_at = 0;        // when last_result was set, Unix seconds
+    Baseline baseline;                 // the values after the last apply, shared
+    std::vector<std::string> drifted;  // keys that differ now
     // At most kMaxEnforcementsPerMinute entries, oldest first. A vector: an
     // empty std::deque already allocates ~600 bytes, per tracked interface.
     std::vector<std::chrono::steady_clock::time_point> enforcements;
@@ -265,6 +255,7 @@ class Watcher {
     // (every family if one of them is not loaded yet).
     uint32_t read_sections_ = ReadRequest::kAllSections;
     std::map<int, Tracked> tracked_;
+    BaselinePool baselines_;  // the tracked interfaces' baselines
     std::set<int> dirty_;
     // What the notifications since the last drift check said, per dirty
     // interface: the families notified and their state. A family nobody

@@ -380,8 +380,9 @@ TEST_F(WatcherTest, InterfacesThatAppearTogetherAreTunedInOneTransaction) {
 
 // Thousands of VFs may be tracked: what each costs is mostly its baseline
 // and binding. Those are shared, not copied: one string per setting path,
-// and the binding of the configuration itself.
-TEST_F(WatcherTest, TrackedInterfacesShareTheirBindingAndBaselineKeys) {
+// one block for the interfaces that hold the same values, and the binding
+// of the configuration itself.
+TEST_F(WatcherTest, TrackedInterfacesShareTheirBindingAndBaseline) {
     bind("vf*", false, "[link]\nmtu = 9000\n[rings]\nrx = 2048\n");
     watcher->apply_all("boot");
     appear(0);
@@ -395,6 +396,7 @@ TEST_F(WatcherTest, TrackedInterfacesShareTheirBindingAndBaselineKeys) {
     EXPECT_EQ(b.binding, a.binding);
     ASSERT_EQ(a.baseline.size(), 2U);
     ASSERT_EQ(b.baseline.size(), 2U);
+    EXPECT_TRUE(a.baseline.shares(b.baseline));
     for (std::size_t i = 0; i < a.baseline.size(); ++i)
         EXPECT_EQ(a.baseline[i].key, b.baseline[i].key) << *a.baseline[i].key;
     EXPECT_EQ(setting_key("link.mtu"), setting_key(std::string("link.") + "mtu"));
@@ -403,6 +405,11 @@ TEST_F(WatcherTest, TrackedInterfacesShareTheirBindingAndBaselineKeys) {
     ASSERT_NE(a.expected("rings.rx"), nullptr) << *a.baseline[0].key << ", " << *a.baseline[1].key;
     EXPECT_EQ(*a.expected("rings.rx"), Scalar{uint64_t{2048}});
     EXPECT_EQ(a.expected("rings.tx"), nullptr);
+    // The originals restored on one: it holds no baseline, the other keeps its own.
+    watcher->note_rollback("vf0");
+    EXPECT_TRUE(watcher->tracked().at(100).baseline.empty());
+    ASSERT_EQ(b.baseline.size(), 2U);
+    EXPECT_EQ(*b.expected("link.mtu"), Scalar{uint64_t{9000}});
     // A reload forgets every binding before the old configuration goes.
     bind("p4p*", false);
     EXPECT_EQ(watcher->tracked().at(100).binding, nullptr);
@@ -753,6 +760,59 @@ TEST_F(WatcherTest, ARingChangeReappliesThePlacementAloneAndIsDriftOfTheRings) {
         EXPECT_EQ(e.detail.find("rps."), std::string::npos) << e.detail;
     EXPECT_EQ(watcher->tracked().at(4).expected("rps.rx-3.cpus"), nullptr);
     EXPECT_NE(watcher->tracked().at(4).expected("rps.rx-1.cpus"), nullptr);
+}
+
+// Baselines are shared between interfaces: the one whose queues changed
+// gets a new one, and the others keep theirs (no change in place).
+TEST_F(WatcherTest, ABaselineFollowingOneInterfacesQueuesLeavesTheOthersAlone) {
+    give_queues(be, 4);
+    plug("p4p2", 5);
+    be.nic("p4p2")->queues = be.nic("p4p1")->queues;
+    bind("p4p*", false, "[rps]\ncpus = \"0-1\"\n");
+    watcher->apply_all("boot");
+    const Tracked& one = watcher->tracked().at(4);
+    const Tracked& two = watcher->tracked().at(5);
+    ASSERT_TRUE(one.baseline.shares(two.baseline));
+    ASSERT_NE(two.expected("rps.rx-3.cpus"), nullptr);
+
+    be.nic("p4p1")->queues->rx.resize(2);
+    be.nic("p4p1")->queues->tx.resize(2);
+    watcher->device_changed(4);
+    watcher->process();
+    EXPECT_EQ(one.expected("rps.rx-3.cpus"), nullptr);
+    EXPECT_NE(one.expected("rps.rx-1.cpus"), nullptr);
+    EXPECT_FALSE(one.baseline.shares(two.baseline));
+    EXPECT_NE(two.expected("rps.rx-3.cpus"), nullptr) << "p4p2's queues did not change";
+    EXPECT_EQ(two.baseline.size(), 4U);  // the rps CPUs of four queues
+}
+
+// The pool: equal lists (keys, values and order) are one block; a list
+// nobody holds is freed, and its entry swept as entries pile up.
+TEST(BaselinePool, EqualListsAreOneBlockAndFreedListsAreSwept) {
+    BaselinePool pool;
+    const std::string* mtu = setting_key("link.mtu");
+    const std::string* rx = setting_key("rings.rx");
+    const Baseline::Values ab = {{mtu, Scalar{uint64_t{9000}}}, {rx, Scalar{uint64_t{4096}}}};
+    Baseline a = pool.intern(ab);
+    Baseline b = pool.intern(ab);
+    EXPECT_TRUE(a.shares(b));
+    EXPECT_EQ(b.values(), ab);
+    EXPECT_FALSE(a.shares(pool.intern({{mtu, Scalar{uint64_t{1500}}}, ab[1]})));
+    EXPECT_FALSE(a.shares(pool.intern({ab[1], ab[0]}))) << "another order is another list";
+    EXPECT_FALSE(a.shares(pool.intern({{mtu, Scalar{std::string("9000")}}, ab[1]})));
+    Baseline none = pool.intern({});
+    EXPECT_TRUE(none.empty());
+    EXPECT_FALSE(none.shares(Baseline()));
+    EXPECT_EQ(none.find("link.mtu"), nullptr);
+    ASSERT_NE(a.find("rings.rx"), nullptr);
+    EXPECT_EQ(*a.find("rings.rx"), Scalar{uint64_t{4096}});
+
+    // 1,000 lists that no interface keeps: the entries stay few.
+    for (uint64_t i = 0; i < 1000; ++i)
+        (void)pool.intern({{mtu, Scalar{i}}});
+    EXPECT_LT(pool.entries(), 64U);
+    // A list still held survives the sweeps and is found again.
+    EXPECT_TRUE(pool.intern(ab).shares(a));
 }
 
 TEST_F(WatcherTest, AResyncReplacesQueuesALostChannelChangeRebuilt) {
