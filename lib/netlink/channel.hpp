@@ -120,8 +120,8 @@ class Channel {
     // Frees the receive buffer; the next receive allocates it again. The
     // daemon calls it when it goes idle: the buffer's pages that a dump or
     // a burst of notifications reached would otherwise stay resident while
-    // nothing is read (six channels, up to 32 KiB each). Not from within a
-    // callback of this channel.
+    // nothing is read (eight channels in nictuned, up to 32 KiB each). Not
+    // from within a callback of this channel.
     void release_buffer() noexcept { buf_.reset(); }
 
   private:

@@ -37,7 +37,7 @@ std::size_t hash_of(const Baseline::Values& values) {
 
 }  // namespace
 
-Baseline BaselinePool::intern(Baseline::Values values) {
+Baseline BaselinePool::intern(const Baseline::Values& values) {
     if (values.empty()) return {};
     const std::size_t h = hash_of(values);
     auto [from, to] = entries_.equal_range(h);

@@ -59,7 +59,7 @@ class Baseline {
 // swept once the entries have doubled since the last sweep.
 class BaselinePool {
   public:
-    Baseline intern(Baseline::Values values);
+    Baseline intern(const Baseline::Values& values);
     // Entries, live or not yet swept.
     [[nodiscard]] std::size_t entries() const { return entries_.size(); }
 

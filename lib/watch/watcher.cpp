@@ -132,8 +132,7 @@ void Watcher::record(Tracked& t, const Recorded& o,
     // Pending: the values are in effect but may still be undone; the
     // baseline waits for the verdict (drift checks skip it meanwhile).
     t.held = o.result == TxResult::Pending;
-    if (o.result == TxResult::Applied && baseline)
-        t.baseline = baselines_.intern(std::move(*baseline));
+    if (o.result == TxResult::Applied && baseline) t.baseline = baselines_.intern(*baseline);
     LogFields f{t.name, o.profile, "", o.transaction};
     f.event = o.result == TxResult::Applied   ? Event::Applied
               : o.result == TxResult::Pending ? Event::None
@@ -752,7 +751,7 @@ void Watcher::reapply_placement(Tracked& t, const std::string& why) {
         for (const auto& v : t.baseline)
             if (!placement_key(*v.key)) kept.push_back(v);
         kept.insert(kept.end(), values.begin(), values.end());
-        t.baseline = baselines_.intern(std::move(kept));
+        t.baseline = baselines_.intern(kept);
         std::erase_if(t.drifted, [](const std::string& k) { return placement_key(k); });
     };
     LogFields f{t.name, profile.name, "", t.transaction};
