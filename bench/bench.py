@@ -164,6 +164,40 @@ def floor_table(lines, rows, nic_p99, name, intro):
     return p99
 
 
+def effect_table(lines, d):
+    """With --effect-watch: per kind of burst, the median p99 of the time to
+    each link's settings being in effect (the kernel's change notifications),
+    for nictuned and each floor, and how long after that nictuned's Applied
+    signal came."""
+    runs = [("nictuned", d.get("hotplug") or []), ("the floor", d.get("hotplug_floor") or []),
+            ("the floor with reads", d.get("hotplug_floor_reads") or []),
+            ("the floor with one-by-one reads", d.get("hotplug_floor_reads_one_by_one") or []),
+            ("the floor with nictuned's requests", d.get("hotplug_floor_as_nictune") or []),
+            ("the floor with nictuned's requests and signals", d.get("hotplug_floor_as_nictune_signals") or [])]
+    if not any("in_effect_ms" in h for _, rows in runs for h in rows):
+        return
+    lines.append("Settings in effect (`--effect-watch`: from the send of a link's RTM_NEWLINK to the last of "
+                 "the kernel's notifications of its three changes, heard by a thread of the benchmark, which "
+                 "is one more thread on the CPUs), median p99 per kind of burst; the last column is the p50 / "
+                 "p99 of nictuned's Applied signal after its link's settings were in effect:")
+    lines.append("")
+    kinds = sorted({burst_key(h) for _, rows in runs for h in rows if "in_effect_ms" in h})
+    lines.append("| burst | " + " | ".join(name for name, _ in runs) + " | Applied signal after |")
+    lines.append("|---" * (len(runs) + 2) + "|")
+    for k in kinds:
+        cells = []
+        for _, rows in runs:
+            p = [h["in_effect_ms"]["p99"] for h in rows if burst_key(h) == k and h.get("in_effect_ms")]
+            cells.append(fmt_ms(statistics.median(p)) if p else "-")
+        after = [h["signal_after_effect_ms"] for h in runs[0][1]
+                 if burst_key(h) == k and h.get("signal_after_effect_ms")]
+        late = (f"{fmt_ms(statistics.median(a['p50'] for a in after))} / "
+                f"{fmt_ms(statistics.median(a['p99'] for a in after))}") if after else "-"
+        lines.append(f"| {burst_label({'k': k[0], 'interval_us': k[1]}, 'K=')} | " + " | ".join(cells) +
+                     f" | {late} |")
+    lines.append("")
+
+
 def fmt_cpu(h):
     """A burst's CPU time per link: nictuned's (all its threads, from
     /proc/PID/task/*/schedstat) or the floor's tuning thread's, from the
@@ -694,6 +728,8 @@ interface = "hpa*"
            "--hotplug", a.hotplug, "--hotplug-reps", str(a.hotplug_reps), "--floor-reps",
            str(a.hotplug_reps if a.floor_reps is None else a.floor_reps),
            "--idle-seconds", str(a.idle_seconds), "--audits", str(a.audits), "--mtu", str(MTU)]
+    if a.effect_watch:
+        cmd.append("--effect-watch")
     # Its progress lines go straight to our stderr.
     r = run(ctx.ns.exec(cmd), check=False, timeout=3600, stderr=sys.stderr, env=env)
     stop_bus()
@@ -983,6 +1019,14 @@ def report(results):
                     "features, the driver info ioctl; the link came with the RTM_NEWLINK): nictuned's six "
                     "requests under the RTNL lock per link, without its work between them (decoding, "
                     "plan, state files, verification, record, signal):")
+        floor_table(lines, d.get("hotplug_floor_as_nictune_signals") or [], nic_p99,
+                    "the floor with nictuned's requests and signals",
+                    "The hotplug floor with nictuned's requests and signals: the floor above, which also "
+                    "sends, as `org.nictune1` on the same bus, the Applied signal of each link once the ACKs "
+                    "of its SETs are in; its links are timed as nictuned's are, to the signal's arrival "
+                    "here, with dbus-daemon and this benchmark's signal thread on the CPUs as in "
+                    "nictuned's bursts:")
+        effect_table(lines, d)
         for key, label in (("idle", "Idle after start-up"), ("idle_after", "Idle after the hotplug bursts and audits")):
             i = d[key]
             lines.append(f"{label}: {i['voluntary_switches']} voluntary / {i['involuntary_switches']} involuntary "
@@ -1143,6 +1187,9 @@ def main():
     ap.add_argument("--hotplug-reps", type=int, default=3)
     ap.add_argument("--floor-reps", type=int, default=None,
                     help="daemon: bursts per hotplug floor (default: --hotplug-reps; 0 runs none)")
+    ap.add_argument("--effect-watch", action="store_true",
+                    help="daemon: also time when each hotplug link's settings took effect (the kernel's "
+                         "notifications), for nictuned and the floors; a diagnostic that adds a thread")
     ap.add_argument("--idle-seconds", type=int, default=10)
     ap.add_argument("--audits", type=int, default=10000)
     ap.add_argument("--state-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None,

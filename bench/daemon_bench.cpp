@@ -8,7 +8,7 @@
 //       --profiles-dir DIR --state-dir DIR --work-dir DIR
 //       [--bound 512] [--startup-reps 3] [--hotplug 64,512,512@1000]
 //       [--hotplug-reps 3] [--idle-seconds 10] [--audits 10000] [--mtu 9000]
-//       [--peer-netns NAME] [--floor-reps 3]
+//       [--peer-netns NAME] [--floor-reps 3] [--effect-watch]
 //
 // Phases, in order:
 //  1. start-up: create --bound interfaces (veth pairs sba<i>/sbb<i>; with
@@ -37,6 +37,17 @@
 //     needs (FloorTuner with reads: channels and features, then the SETs).
 //  8. the same with those reads sent one by one, each answer awaited
 //     before the next request, as nictuned reads new links.
+//  9. the same with every request nictuned sends for a new link before its
+//     SETs, one by one (Reads::AsNictune).
+// 10. 9. again, the floor also sending each link's Applied signal on the
+//     bus (Signaller); its links are timed to their signals, as nictuned's.
+//
+// --effect-watch also times, in 3. and the floors' bursts, when each link's
+// settings took effect (EffectWatch: the kernel's change notifications,
+// heard on sockets of this program): the same end point for nictuned and
+// the floors, and how long after it nictuned's Applied signal came. A
+// diagnostic, off by default: its thread is one more on the CPUs during a
+// burst.
 //
 // Prints one JSON object on stdout. Progress goes to stderr.
 #include <fcntl.h>
@@ -215,8 +226,41 @@ class Rtnl {
 };
 
 // ---- the hotplug floor: the least any tuner must do -------------------------
-//
-// What nictuned does for a new link, minus everything but the changes
+
+// What a floor that reports on the bus sends: for each link once its SETs
+// are acknowledged, the Applied signal nictuned would send, as org.nictune1 on
+// the same bus (nictuned is stopped): the bench then times it as it times
+// nictuned, to the signal's arrival, with dbus-daemon and the bench's
+// signal thread on the CPUs as in nictuned's bursts.
+class Signaller {
+  public:
+    explicit Signaller(const std::string& address)
+        : conn_(sdbus::createSessionBusConnectionWithAddress(address)) {
+        conn_->requestName(kBusName);
+        obj_ = sdbus::createObject(*conn_, kPath);
+        obj_->registerSignal(kIface, "Applied", "sssss");
+        obj_->finishRegistration();
+    }
+    ~Signaller() {
+        try {
+            conn_->releaseName(kBusName);
+        } catch (const sdbus::Error&) {
+        }
+    }
+    Signaller(const Signaller&) = delete;
+    Signaller& operator=(const Signaller&) = delete;
+
+    void applied(const std::string& round, const std::string& name) {
+        obj_->emitSignal("Applied").onInterface(kIface).withArguments(
+            round, name, std::string("bench-veth"), std::string("applied"), std::string("hotplug"));
+    }
+
+  private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<sdbus::IObject> obj_;
+};
+
+// The floor. What nictuned does for a new link, minus everything but the changes
 // themselves: it hears RTM_NEWLINK, and sends the three SETs the benchmark
 // profile needs (MTU over rtnetlink, channels and features over ethtool
 // netlink), pipelined per family for all the links it heard of since its
@@ -234,12 +278,17 @@ class Rtnl {
 // as nictuned's per-device reads do. Reads::AsNictune sends, one at a time,
 // every request nictuned sends for a new link before its SETs (channels,
 // features and the driver info ioctl): nictuned's six requests under the
-// lock, without its work between them.
+// lock, without its work between them. With a Signaller, it also sends
+// each link's Applied signal once its SETs are acknowledged.
 class FloorTuner {
   public:
     enum class Reads { None, Pipelined, OneByOne, AsNictune };
-    FloorTuner(std::string prefix, uint32_t mtu, Reads reads)
-        : prefix_(std::move(prefix)), reads_(reads), sets_(&error_), buf_(new char[kBuf]) {
+    FloorTuner(std::string prefix, uint32_t mtu, Reads reads, Signaller* signaller = nullptr)
+        : prefix_(std::move(prefix)),
+          reads_(reads),
+          signaller_(signaller),
+          sets_(&error_),
+          buf_(new char[kBuf]) {
         if (!error_.empty()) die("floor: " + error_);
         values_.mtu = mtu;
         values_.gro = true;
@@ -282,6 +331,7 @@ class FloorTuner {
         std::lock_guard g(m_);
         return failures_;
     }
+    [[nodiscard]] bool signals() const { return signaller_ != nullptr; }
     void clear() {
         std::lock_guard g(m_);
         done_.clear();
@@ -304,11 +354,18 @@ class FloorTuner {
                               : sets_.read_originals(idx, reads_ == Reads::OneByOne);
         const int errors = reads + sets_.send(idx, values_);
         const double t = now_ms();
-        std::lock_guard g(m_);
-        for (const auto& b : batch)
-            done_[b.second] = t;
-        batches_.push_back(batch.size());
-        failures_ += errors;
+        {
+            std::lock_guard g(m_);
+            for (const auto& b : batch)
+                done_[b.second] = t;
+            batches_.push_back(batch.size());
+            failures_ += errors;
+        }
+        if (signaller_) {
+            const std::string round = "floor-" + std::to_string(++rounds_);
+            for (const auto& b : batch)
+                signaller_->applied(round, b.second);
+        }
     }
 
     void run() {
@@ -340,6 +397,8 @@ class FloorTuner {
 
     std::string prefix_;
     Reads reads_ = Reads::None;
+    Signaller* signaller_ = nullptr;
+    std::size_t rounds_ = 0;
     std::string error_;
     bench::SetSender sets_;
     bench::SetValues values_;
@@ -350,6 +409,200 @@ class FloorTuner {
     std::map<std::string, double> done_;
     std::vector<std::size_t> batches_;
     int failures_ = 0;
+    std::thread thread_;
+};
+
+// ---- when the settings took effect: the kernel's change notifications -------
+//
+// The floor counts a link when the ACKs of its SETs are in; nictuned's
+// Applied signal comes later: after its verification, its records and the
+// journal's removal, and through dbus-daemon. EffectWatch times both tuners
+// at the same point: the first notification of each of the three changes
+// (an RTM_NEWLINK with the new MTU, an ethtool CHANNELS_NTF and a
+// FEATURES_NTF for the link), on sockets of its own in the bench's
+// namespace. A link is in effect when the last of the three has arrived.
+// Calls f(attr) for each attribute nested in `a`.
+template <class F>
+void each_nested(const nlattr* a, F&& f) {
+    const auto* c = static_cast<const nlattr*>(mnl_attr_get_payload(a));
+    int len = static_cast<int>(mnl_attr_get_payload_len(a));
+    while (mnl_attr_ok(c, len)) {
+        f(c);
+        len -= NLA_ALIGN(c->nla_len);
+        c = mnl_attr_next(c);
+    }
+}
+
+class EffectWatch {
+  public:
+    EffectWatch(std::string prefix, uint32_t mtu) : prefix_(std::move(prefix)), mtu_(mtu) {
+        rt_ = mnl_socket_open(NETLINK_ROUTE);
+        eth_ = mnl_socket_open(NETLINK_GENERIC);
+        if (rt_ == nullptr || eth_ == nullptr ||
+            mnl_socket_bind(rt_, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0 ||
+            mnl_socket_bind(eth_, 0, MNL_SOCKET_AUTOPID) < 0)
+            die(std::string("effect watch: netlink socket: ") + std::strerror(errno));
+        join_ethtool_monitor();
+        const int queue = 8 * 1024 * 1024;
+        for (auto* sock : {rt_, eth_})
+            setsockopt(mnl_socket_get_fd(sock), SOL_SOCKET, SO_RCVBUFFORCE, &queue, sizeof queue);
+        thread_ = std::thread([this] { run(); });
+    }
+    ~EffectWatch() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+        mnl_socket_close(rt_);
+        mnl_socket_close(eth_);
+    }
+    EffectWatch(const EffectWatch&) = delete;
+    EffectWatch& operator=(const EffectWatch&) = delete;
+
+    // name -> when the last of its three changes was heard of (now_ms), for
+    // the links all three were heard of.
+    std::map<std::string, double> in_effect() {
+        std::lock_guard g(m_);
+        std::map<std::string, double> out;
+        for (const auto& [name, t] : seen_)
+            if (t.mtu && t.channels && t.features)
+                out.emplace(name, std::max({*t.mtu, *t.channels, *t.features}));
+        return out;
+    }
+    // Whether a socket overflowed (ENOBUFS): notifications were lost.
+    bool lost() {
+        std::lock_guard g(m_);
+        return lost_;
+    }
+    void clear() {
+        std::lock_guard g(m_);
+        seen_.clear();
+        names_.clear();
+        lost_ = false;
+    }
+
+  private:
+    static constexpr std::size_t kBuf = 256 * 1024;
+    struct Times {
+        std::optional<double> mtu, channels, features;
+    };
+
+    // The ethtool family's id and its "monitor" multicast group, joined.
+    void join_ethtool_monitor() {
+        std::vector<char> req(MNL_SOCKET_BUFFER_SIZE);
+        nlmsghdr* nlh = mnl_nlmsg_put_header(req.data());
+        nlh->nlmsg_type = GENL_ID_CTRL;
+        nlh->nlmsg_flags = NLM_F_REQUEST;
+        auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
+        g->cmd = CTRL_CMD_GETFAMILY;
+        g->version = 1;
+        mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
+        if (mnl_socket_sendto(eth_, nlh, nlh->nlmsg_len) < 0)
+            die(std::string("effect watch: ethtool family: ") + std::strerror(errno));
+        const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
+        uint32_t group = 0;
+        if (n > 0) {
+            const auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get());
+            bench::each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
+                if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID) family_ = mnl_attr_get_u16(a);
+                if (mnl_attr_get_type(a) != CTRL_ATTR_MCAST_GROUPS) return;
+                each_nested(a, [&](const nlattr* grp) {
+                    std::string name;
+                    uint32_t id = 0;
+                    each_nested(grp, [&](const nlattr* f) {
+                        if (mnl_attr_get_type(f) == CTRL_ATTR_MCAST_GRP_NAME)
+                            name = mnl_attr_get_str(f);
+                        if (mnl_attr_get_type(f) == CTRL_ATTR_MCAST_GRP_ID)
+                            id = mnl_attr_get_u32(f);
+                    });
+                    if (name == ETHTOOL_MCGRP_MONITOR_NAME) group = id;
+                });
+            });
+        }
+        if (family_ == 0 || group == 0 ||
+            setsockopt(mnl_socket_get_fd(eth_), SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group,
+                       sizeof group) < 0)
+            die("effect watch: cannot join the ethtool monitor group");
+    }
+
+    void link(const nlmsghdr* h, double t) {
+        const auto* ifi = static_cast<const ifinfomsg*>(mnl_nlmsg_get_payload(h));
+        std::string name;
+        std::optional<uint32_t> mtu;
+        bench::each_attr(h, sizeof(ifinfomsg), [&](const nlattr* a) {
+            if (mnl_attr_get_type(a) == IFLA_IFNAME) name = mnl_attr_get_str(a);
+            if (mnl_attr_get_type(a) == IFLA_MTU) mtu = mnl_attr_get_u32(a);
+        });
+        if (!name.starts_with(prefix_)) return;
+        names_[ifi->ifi_index] = name;
+        if (mtu == mtu_) {
+            auto& at = seen_[name].mtu;
+            if (!at) at = t;
+        }
+    }
+
+    void ethtool(const nlmsghdr* h, double t) {
+        const auto* g = static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(h));
+        if (g->cmd != ETHTOOL_MSG_CHANNELS_NTF && g->cmd != ETHTOOL_MSG_FEATURES_NTF) return;
+        int ifindex = 0;
+        std::string name;
+        bench::each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
+            if (mnl_attr_get_type(a) != 1) return;  // ETHTOOL_A_*_HEADER
+            each_nested(a, [&](const nlattr* f) {
+                if (mnl_attr_get_type(f) == ETHTOOL_A_HEADER_DEV_INDEX)
+                    ifindex = static_cast<int>(mnl_attr_get_u32(f));
+                if (mnl_attr_get_type(f) == ETHTOOL_A_HEADER_DEV_NAME) name = mnl_attr_get_str(f);
+            });
+        });
+        if (name.empty())
+            if (auto it = names_.find(ifindex); it != names_.end()) name = it->second;
+        if (!name.starts_with(prefix_)) return;
+        auto& times = seen_[name];
+        auto& at = g->cmd == ETHTOOL_MSG_CHANNELS_NTF ? times.channels : times.features;
+        if (!at) at = t;
+    }
+
+    // Everything queued on `sock`; an overflow (ENOBUFS) is noted in lost_.
+    void drain(mnl_socket* sock, bool is_link) {
+        for (;;) {
+            const ssize_t n = recv(mnl_socket_get_fd(sock), buf_.get(), kBuf, MSG_DONTWAIT);
+            if (n < 0 && errno == ENOBUFS) {
+                std::lock_guard g(m_);
+                lost_ = true;
+                continue;
+            }
+            if (n <= 0) return;
+            const double t = now_ms();
+            int left = static_cast<int>(n);
+            std::lock_guard g(m_);
+            for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
+                 h = mnl_nlmsg_next(h, &left)) {
+                if (is_link && h->nlmsg_type == RTM_NEWLINK) link(h, t);
+                if (!is_link && h->nlmsg_type == family_) ethtool(h, t);
+            }
+        }
+    }
+
+    void run() {
+        pollfd p[2] = {{mnl_socket_get_fd(rt_), POLLIN, 0}, {mnl_socket_get_fd(eth_), POLLIN, 0}};
+        while (!stop_) {
+            if (poll(p, 2, 50) <= 0) continue;
+            // The link socket first: a link's RTM_NEWLINK names it for the
+            // ethtool notifications that carry only its index.
+            drain(rt_, true);
+            drain(eth_, false);
+        }
+    }
+
+    std::string prefix_;
+    uint32_t mtu_ = 0;
+    uint16_t family_ = 0;
+    std::unique_ptr<char[]> buf_{new char[kBuf]};
+    mnl_socket* rt_ = nullptr;
+    mnl_socket* eth_ = nullptr;
+    std::atomic<bool> stop_{false};
+    std::mutex m_;
+    std::map<int, std::string> names_;
+    std::map<std::string, Times> seen_;
+    bool lost_ = false;
     std::thread thread_;
 };
 
@@ -555,6 +808,9 @@ struct Options {
     int idle_seconds = 10;
     int audits = 10000;
     uint32_t mtu = 9000;
+    // Time the bursts' links in effect too (EffectWatch). Off by default:
+    // its thread competes for the CPUs (see BENCHMARKS.md, stop 36).
+    bool effect_watch = false;
 };
 
 class Daemon {
@@ -837,6 +1093,8 @@ Options parse_options(int argc, char** argv) {
             if (g_peer_fd < 0) die("cannot open " + path + ": " + std::strerror(errno));
         } else if (a == "--mtu")
             o.mtu = static_cast<uint32_t>(std::atoi(v().c_str()));
+        else if (a == "--effect-watch")
+            o.effect_watch = true;
         else
             die("unknown argument " + a);
     }
@@ -965,11 +1223,38 @@ Json batch_stats(const std::map<std::string, std::size_t>& per_transaction) {
 
 // 3. One burst of `k` new interfaces; latency from each one's RTM_NEWLINK
 // to its Applied signal (reason hotplug).
-Json hotplug_burst(Bench& b, Daemon& daemon, const Burst& burst) {
+// The links' times in effect (EffectWatch) once every one of `names` was
+// heard of, or a second after the tuner's last link; latencies from each
+// link's creation.
+struct Effect {
+    std::vector<double> latency;
+    std::map<std::string, double> at;
+    bool lost = false;
+};
+Effect effect_of(EffectWatch* watch, const std::vector<std::string>& names,
+                 std::map<std::string, double>& created) {
+    Effect e;
+    if (!watch) return e;
+    const double t0 = now_ms();
+    for (;;) {
+        e.at = watch->in_effect();
+        const bool all = std::all_of(names.begin(), names.end(),
+                                     [&](const std::string& n) { return e.at.contains(n); });
+        if (all || now_ms() - t0 > 1000) break;
+        std::this_thread::sleep_for(5ms);
+    }
+    for (const auto& n : names)
+        if (auto it = e.at.find(n); it != e.at.end()) e.latency.push_back(it->second - created[n]);
+    e.lost = watch->lost();
+    return e;
+}
+
+Json hotplug_burst(Bench& b, Daemon& daemon, EffectWatch* watch, const Burst& burst) {
     const auto ps = pairs("hp", burst.k);
     const auto names = names_of(ps);
     settle(daemon.pid(), 500ms, 20000ms);
     b.rec.clear();
+    if (watch) watch->clear();
     const double cpu0 = cpu_ms(daemon.pid());
     const double t0 = now_ms();
     auto created = create(b.rt, ps, burst.interval_us);
@@ -992,6 +1277,14 @@ Json hotplug_burst(Bench& b, Daemon& daemon, const Burst& burst) {
         lat.push_back(s->t_ms - created[n]);
         last = std::max(last, s->t_ms);
     }
+    const Effect effect = effect_of(watch, names, created);
+    // How long after its settings were in effect each Applied signal came.
+    std::vector<double> signal_after;
+    for (const auto& n : names) {
+        auto s = b.rec.get("hotplug", n);
+        auto e = effect.at.find(n);
+        if (s && e != effect.at.end()) signal_after.push_back(s->t_ms - e->second);
+    }
     const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
     Json one{{"k", names.size()},
              {"interval_us", burst.interval_us},
@@ -1005,15 +1298,23 @@ Json hotplug_burst(Bench& b, Daemon& daemon, const Burst& burst) {
              {"no_signal", missing},
              {"mtu_verified", ok_mtu},
              {"daemon_alive", daemon.alive()}};
+    if (watch) {
+        one["in_effect_ms"] = stats(effect.latency);
+        one["in_effect_seen"] = effect.latency.size();
+        one["effect_lost"] = effect.lost;
+        one["signal_after_effect_ms"] = stats(signal_after);
+    }
     destroy(b.rt, ps);
     return one;
 }
 
 Json hotplug_phase(Bench& b, Daemon& daemon) {
     Json hot = Json::array();
+    std::optional<EffectWatch> watch;
+    if (b.o.effect_watch) watch.emplace("hpa", b.o.mtu);
     for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.hotplug_reps; ++r) {
-            Json one = hotplug_burst(b, daemon, burst);
+            Json one = hotplug_burst(b, daemon, watch ? &*watch : nullptr, burst);
             say("hotplug " + burst.str() + " rep " + std::to_string(r + 1) + ": " + one.dump());
             hot.push_back(std::move(one));
             if (!daemon.alive()) die("nictuned died during the hotplug burst");
@@ -1086,11 +1387,13 @@ Json audit_phase(Bench& b, sdbus::IConnection& calls, pid_t pid) {
 
 // 6. One burst of the hotplug floor: the same creation, tuned by FloorTuner;
 // latency from each RTM_NEWLINK to the ACKs of its SETs.
-Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
+Json floor_burst(Bench& b, FloorTuner& tuner, EffectWatch* watch, const Burst& burst) {
     const auto ps = pairs("hf", burst.k);
     const auto names = names_of(ps);
     std::this_thread::sleep_for(200ms);
     tuner.clear();
+    b.rec.clear();
+    if (watch) watch->clear();
     const double cpu0 = tuner.cpu_ms();
     const double t0 = now_ms();
     auto created = create(b.rt, ps, burst.interval_us);
@@ -1101,15 +1404,24 @@ Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
         if (done.size() >= names.size()) break;
         std::this_thread::sleep_for(5ms);
     }
+    // A signalling floor's links count when their signals arrive, as
+    // nictuned's do.
+    if (tuner.signals()) b.rec.wait([&] { return b.rec.count("hotplug") >= done.size(); }, 10000ms);
     const double cpu = tuner.cpu_ms() - cpu0;
     std::vector<double> lat;
     double last = 0;
     for (const auto& n : names) {
-        auto it = done.find(n);
-        if (it == done.end()) continue;
-        lat.push_back(it->second - created[n]);
-        last = std::max(last, it->second);
+        std::optional<double> at;
+        if (!tuner.signals()) {
+            if (auto it = done.find(n); it != done.end()) at = it->second;
+        } else if (auto sig = b.rec.get("hotplug", n)) {
+            at = sig->t_ms;
+        }
+        if (!at) continue;
+        lat.push_back(*at - created[n]);
+        last = std::max(last, *at);
     }
+    const Effect effect = effect_of(watch, names, created);
     const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
     Json one{{"k", names.size()},
              {"interval_us", burst.interval_us},
@@ -1121,14 +1433,23 @@ Json floor_burst(Bench& b, FloorTuner& tuner, const Burst& burst) {
              {"tuned", lat.size()},
              {"set_errors", tuner.failures()},
              {"mtu_verified", ok_mtu}};
+    if (watch) {
+        one["in_effect_ms"] = stats(effect.latency);
+        one["in_effect_seen"] = effect.latency.size();
+        one["effect_lost"] = effect.lost;
+    }
     destroy(b.rt, ps);
     return one;
 }
 
-Json hotplug_floor_phase(Bench& b, FloorTuner::Reads reads) {
+Json hotplug_floor_phase(Bench& b, FloorTuner::Reads reads, bool signals = false) {
     Json floor = Json::array();
     if (b.o.floor_reps <= 0) return floor;
-    FloorTuner tuner("hfa", b.o.mtu, reads);
+    std::optional<Signaller> signaller;
+    if (signals) signaller.emplace(b.o.bus);
+    FloorTuner tuner("hfa", b.o.mtu, reads, signaller ? &*signaller : nullptr);
+    std::optional<EffectWatch> watch;
+    if (b.o.effect_watch) watch.emplace("hfa", b.o.mtu);
     using Reads = FloorTuner::Reads;
     const char* kind = reads == Reads::None        ? " "
                        : reads == Reads::Pipelined ? " with reads "
@@ -1136,9 +1457,9 @@ Json hotplug_floor_phase(Bench& b, FloorTuner::Reads reads) {
                                                    : " with nictuned's requests ";
     for (const Burst& burst : b.o.hotplug) {
         for (int r = 0; r < b.o.floor_reps; ++r) {
-            Json one = floor_burst(b, tuner, burst);
-            say(std::string("hotplug floor") + kind + burst.str() + " rep " +
-                std::to_string(r + 1) + ": " + one.dump());
+            Json one = floor_burst(b, tuner, watch ? &*watch : nullptr, burst);
+            say(std::string("hotplug floor") + kind + (signals ? "and its signals " : "") +
+                burst.str() + " rep " + std::to_string(r + 1) + ": " + one.dump());
             floor.push_back(std::move(one));
         }
     }
@@ -1176,6 +1497,7 @@ int main(int argc, char** argv) {
     out["hotplug_floor_reads"] = hotplug_floor_phase(b, Reads::Pipelined);  // 7.
     out["hotplug_floor_reads_one_by_one"] = hotplug_floor_phase(b, Reads::OneByOne);
     out["hotplug_floor_as_nictune"] = hotplug_floor_phase(b, Reads::AsNictune);
+    out["hotplug_floor_as_nictune_signals"] = hotplug_floor_phase(b, Reads::AsNictune, true);
 
     destroy(rt, b.bound);
     close(b.notify_fd);
