@@ -421,18 +421,6 @@ class FloorTuner {
 // (an RTM_NEWLINK with the new MTU, an ethtool CHANNELS_NTF and a
 // FEATURES_NTF for the link), on sockets of its own in the bench's
 // namespace. A link is in effect when the last of the three has arrived.
-// Calls f(attr) for each attribute nested in `a`.
-template <class F>
-void each_nested(const nlattr* a, F&& f) {
-    const auto* c = static_cast<const nlattr*>(mnl_attr_get_payload(a));
-    int len = static_cast<int>(mnl_attr_get_payload_len(a));
-    while (mnl_attr_ok(c, len)) {
-        f(c);
-        len -= NLA_ALIGN(c->nla_len);
-        c = mnl_attr_next(c);
-    }
-}
-
 class EffectWatch {
   public:
     EffectWatch(std::string prefix, uint32_t mtu) : prefix_(std::move(prefix)), mtu_(mtu) {
@@ -487,36 +475,8 @@ class EffectWatch {
 
     // The ethtool family's id and its "monitor" multicast group, joined.
     void join_ethtool_monitor() {
-        std::vector<char> req(MNL_SOCKET_BUFFER_SIZE);
-        nlmsghdr* nlh = mnl_nlmsg_put_header(req.data());
-        nlh->nlmsg_type = GENL_ID_CTRL;
-        nlh->nlmsg_flags = NLM_F_REQUEST;
-        auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
-        g->cmd = CTRL_CMD_GETFAMILY;
-        g->version = 1;
-        mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
-        if (mnl_socket_sendto(eth_, nlh, nlh->nlmsg_len) < 0)
-            die(std::string("effect watch: ethtool family: ") + std::strerror(errno));
-        const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
         uint32_t group = 0;
-        if (n > 0) {
-            const auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get());
-            bench::each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
-                if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID) family_ = mnl_attr_get_u16(a);
-                if (mnl_attr_get_type(a) != CTRL_ATTR_MCAST_GROUPS) return;
-                each_nested(a, [&](const nlattr* grp) {
-                    std::string name;
-                    uint32_t id = 0;
-                    each_nested(grp, [&](const nlattr* f) {
-                        if (mnl_attr_get_type(f) == CTRL_ATTR_MCAST_GRP_NAME)
-                            name = mnl_attr_get_str(f);
-                        if (mnl_attr_get_type(f) == CTRL_ATTR_MCAST_GRP_ID)
-                            id = mnl_attr_get_u32(f);
-                    });
-                    if (name == ETHTOOL_MCGRP_MONITOR_NAME) group = id;
-                });
-            });
-        }
+        family_ = bench::ethtool_family(eth_, buf_.get(), kBuf, &group);
         if (family_ == 0 || group == 0 ||
             setsockopt(mnl_socket_get_fd(eth_), SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group,
                        sizeof group) < 0)
@@ -546,7 +506,7 @@ class EffectWatch {
         std::string name;
         bench::each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
             if (mnl_attr_get_type(a) != 1) return;  // ETHTOOL_A_*_HEADER
-            each_nested(a, [&](const nlattr* f) {
+            bench::each_nested(a, [&](const nlattr* f) {
                 if (mnl_attr_get_type(f) == ETHTOOL_A_HEADER_DEV_INDEX)
                     ifindex = static_cast<int>(mnl_attr_get_u32(f));
                 if (mnl_attr_get_type(f) == ETHTOOL_A_HEADER_DEV_NAME) name = mnl_attr_get_str(f);

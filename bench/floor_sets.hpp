@@ -47,6 +47,59 @@ void each_attr(const nlmsghdr* nlh, std::size_t offset, F&& f) {
     }
 }
 
+// Calls f(attr) for each attribute nested in `a`.
+template <class F>
+void each_nested(const nlattr* a, F&& f) {
+    const auto* c = static_cast<const nlattr*>(mnl_attr_get_payload(a));
+    int len = static_cast<int>(mnl_attr_get_payload_len(a));
+    while (mnl_attr_ok(c, len)) {
+        f(c);
+        len -= NLA_ALIGN(c->nla_len);
+        c = mnl_attr_next(c);
+    }
+}
+
+// The ethtool generic netlink family's id (0: none), asked on `sock` (a
+// NETLINK_GENERIC socket) with `buf` for the answer; with `monitor`, also
+// the id of its "monitor" multicast group (0: none).
+inline uint16_t ethtool_family(mnl_socket* sock, char* buf, std::size_t size,
+                               uint32_t* monitor = nullptr) {
+    alignas(nlmsghdr) char req[256];
+    nlmsghdr* nlh = mnl_nlmsg_put_header(req);
+    nlh->nlmsg_type = GENL_ID_CTRL;
+    nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
+    g->cmd = CTRL_CMD_GETFAMILY;
+    g->version = 1;
+    mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
+    if (mnl_socket_sendto(sock, nlh, nlh->nlmsg_len) < 0) return 0;
+    uint16_t id = 0;
+    for (;;) {
+        const ssize_t n = mnl_socket_recvfrom(sock, buf, size);
+        if (n <= 0) return 0;
+        int left = static_cast<int>(n);
+        for (auto* h = reinterpret_cast<const nlmsghdr*>(buf); mnl_nlmsg_ok(h, left);
+             h = mnl_nlmsg_next(h, &left)) {
+            if (h->nlmsg_type == NLMSG_ERROR) return id;
+            each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
+                if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID) id = mnl_attr_get_u16(a);
+                if (monitor == nullptr || mnl_attr_get_type(a) != CTRL_ATTR_MCAST_GROUPS) return;
+                each_nested(a, [&](const nlattr* group) {
+                    std::string name;
+                    uint32_t group_id = 0;
+                    each_nested(group, [&](const nlattr* f) {
+                        if (mnl_attr_get_type(f) == CTRL_ATTR_MCAST_GRP_NAME)
+                            name = mnl_attr_get_str(f);
+                        if (mnl_attr_get_type(f) == CTRL_ATTR_MCAST_GRP_ID)
+                            group_id = mnl_attr_get_u32(f);
+                    });
+                    if (name == ETHTOOL_MCGRP_MONITOR_NAME) *monitor = group_id;
+                });
+            });
+        }
+    }
+}
+
 class SetSender {
   public:
     // Opens its own rtnetlink and generic netlink sockets and resolves the
@@ -112,25 +165,16 @@ class SetSender {
         const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
         if (n <= 0) return tso_;
         int left = static_cast<int>(n);
-        const auto nested = [](const nlattr* a, auto&& f) {
-            const auto* c = static_cast<const nlattr*>(mnl_attr_get_payload(a));
-            int len = static_cast<int>(mnl_attr_get_payload_len(a));
-            while (mnl_attr_ok(c, len)) {
-                f(c);
-                len -= NLA_ALIGN(c->nla_len);
-                c = mnl_attr_next(c);
-            }
-        };
         for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
              h = mnl_nlmsg_next(h, &left)) {
             if (h->nlmsg_type != family_) continue;
             each_attr(h, sizeof(genlmsghdr), [&](const nlattr* sets) {
                 if (mnl_attr_get_type(sets) != ETHTOOL_A_STRSET_STRINGSETS) return;
-                nested(sets, [&](const nlattr* set) {
-                    nested(set, [&](const nlattr* strings) {
+                each_nested(sets, [&](const nlattr* set) {
+                    each_nested(set, [&](const nlattr* strings) {
                         if (mnl_attr_get_type(strings) != ETHTOOL_A_STRINGSET_STRINGS) return;
-                        nested(strings, [&](const nlattr* str) {
-                            nested(str, [&](const nlattr* field) {
+                        each_nested(strings, [&](const nlattr* str) {
+                            each_nested(str, [&](const nlattr* field) {
                                 if (mnl_attr_get_type(field) != ETHTOOL_A_STRING_VALUE) return;
                                 const std::string name = mnl_attr_get_str(field);
                                 if (name.starts_with("tx-tcp") && name.ends_with("-segmentation"))
@@ -250,31 +294,7 @@ class SetSender {
         return s;
     }
 
-    uint16_t resolve_family() {
-        std::vector<char> win;
-        put(win, [&](nlmsghdr* nlh) {
-            nlh->nlmsg_type = GENL_ID_CTRL;
-            nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-            auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
-            g->cmd = CTRL_CMD_GETFAMILY;
-            g->version = 1;
-            mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
-        });
-        if (mnl_socket_sendto(eth_, win.data(), win.size()) < 0) return 0;
-        uint16_t id = 0;
-        for (;;) {
-            const ssize_t n = mnl_socket_recvfrom(eth_, buf_.get(), kBuf);
-            if (n <= 0) return 0;
-            int left = static_cast<int>(n);
-            for (auto* h = reinterpret_cast<const nlmsghdr*>(buf_.get()); mnl_nlmsg_ok(h, left);
-                 h = mnl_nlmsg_next(h, &left)) {
-                if (h->nlmsg_type == NLMSG_ERROR) return id;
-                each_attr(h, sizeof(genlmsghdr), [&](const nlattr* a) {
-                    if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID) id = mnl_attr_get_u16(a);
-                });
-            }
-        }
-    }
+    uint16_t resolve_family() { return ethtool_family(eth_, buf_.get(), kBuf); }
 
     // ifindex 0: no device (a global string set).
     void ethtool_header(nlmsghdr* nlh, uint8_t cmd, int ifindex,
