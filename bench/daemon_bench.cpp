@@ -1181,8 +1181,6 @@ Json batch_stats(const std::map<std::string, std::size_t>& per_transaction) {
     return batch_stats(sizes);
 }
 
-// 3. One burst of `k` new interfaces; latency from each one's RTM_NEWLINK
-// to its Applied signal (reason hotplug).
 // The links' times in effect (EffectWatch) once every one of `names` was
 // heard of, or a second after the tuner's last link; latencies from each
 // link's creation.
@@ -1209,6 +1207,8 @@ Effect effect_of(EffectWatch* watch, const std::vector<std::string>& names,
     return e;
 }
 
+// 3. One burst of `k` new interfaces; latency from each one's RTM_NEWLINK
+// to its Applied signal (reason hotplug).
 Json hotplug_burst(Bench& b, Daemon& daemon, EffectWatch* watch, const Burst& burst) {
     const auto ps = pairs("hp", burst.k);
     const auto names = names_of(ps);
@@ -1346,7 +1346,8 @@ Json audit_phase(Bench& b, sdbus::IConnection& calls, pid_t pid) {
 }
 
 // 6. One burst of the hotplug floor: the same creation, tuned by FloorTuner;
-// latency from each RTM_NEWLINK to the ACKs of its SETs.
+// latency from each RTM_NEWLINK to the ACKs of its SETs (with a Signaller:
+// to the arrival of its Applied signal).
 Json floor_burst(Bench& b, FloorTuner& tuner, EffectWatch* watch, const Burst& burst) {
     const auto ps = pairs("hf", burst.k);
     const auto names = names_of(ps);
