@@ -8,10 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
 
 #include "backend/event_source.hpp"
 #include "engine/manager.hpp"
@@ -104,10 +108,87 @@ profile::Store make_store(const DaemonOptions& opts, const DaemonConfig& cfg,
     return profile::Store(so);
 }
 
-}  // namespace
+// One nictuned: what it opens, in the order each part needs the others, and
+// the loop over them. Members are declared in that order, so that they go
+// in the reverse one; the destructor takes the bus object, the metrics and
+// the watcher down first, while the rest is still there (a held
+// transaction the watcher drops finds no bus object and is left to crash
+// recovery, as before).
+class Daemon {
+  public:
+    explicit Daemon(const DaemonOptions& opts) : opts_(opts) {}
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+    ~Daemon() {
+        object_.reset();
+        metrics_.reset();
+        watcher_.reset();
+    }
 
-int run_daemon(const DaemonOptions& opts) {
-    init_log(opts.debug);
+    // The signalfd, the netlink sockets, the bus and the bus name; false
+    // (logged) when one of them cannot be had.
+    bool open();
+    // Crash recovery, then the bindings applied at start, then READY=1.
+    void start();
+    // Until SIGTERM or SIGINT (or poll fails).
+    void loop();
+    // Pending transactions rolled back, the bus name released.
+    void stop();
+
+  private:
+    watch::WatcherEvents watcher_events();
+    // Signals go out from the event loop and from inside D-Bus handlers
+    // (an Apply notes its result): one that cannot be sent is logged, and
+    // neither stops the daemon nor fails the call.
+    static void emit(const char* what, const std::function<void()>& send);
+    // A transaction's end, as the Applied signal (and for the metrics).
+    void applied(const std::string& tx, const std::string& iface, const std::string& profile,
+                 const std::string& result, const std::string& reason);
+    Result<void> reload();
+    [[nodiscard]] nlohmann::json status_extra() const;
+    void recover();
+    // The poll timeout: the bus's, the watchdog's, a pending transaction's
+    // deadline, and the timers below, whichever comes first (-1: none).
+    [[nodiscard]] int poll_timeout_ms(uint64_t bus_timeout_usec) const;
+    // One round: the notifications, the signals, then the watcher's work.
+    void handle(const pollfd& link, const pollfd& ethtool, const pollfd& signals);
+    void read_signals();
+    void ping_watchdog();
+    void give_memory_back();
+
+    const DaemonOptions& opts_;
+    UniqueFd sigfd_;
+    // Why the last load of the configuration failed ("" when it did not).
+    std::string config_error_;
+    DaemonConfig first_cfg_;
+    KernelBackend kernel_;
+    std::filesystem::path state_dir_;
+    std::optional<Manager> manager_;
+    std::unique_ptr<EventSource> events_;
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<Authorizer> authorizer_;
+    std::optional<watch::Watcher> watcher_;
+    std::optional<MetricsExport> metrics_;
+    std::unique_ptr<ManagerObject> object_;
+
+    // The watcher reported something: the metrics file is due (the
+    // placement timer's findings come without any event on a socket).
+    bool reported_ = false;
+    bool running_ = true;
+    // After a burst of work, freed memory goes back to the kernel once the
+    // loop has been idle for a second (glibc keeps it otherwise); when
+    // nothing happens there is no timer at all.
+    static constexpr int kTrimAfterMs = 1000;
+    bool trim_pending_ = false;
+    // The watcher has work it could not finish (links that could not be
+    // read while they kept changing): tried again soon, not on the next
+    // event, which may never come. Idle, it has none.
+    static constexpr int kRetryAfterMs = 20;
+    uint64_t watchdog_usec_ = 0;  // 0: no watchdog
+    uint64_t next_ping_ = std::numeric_limits<uint64_t>::max();
+};
+
+bool Daemon::open() {
     ::signal(SIGPIPE, SIG_IGN);
     sigset_t mask;
     sigemptyset(&mask);
@@ -115,36 +196,31 @@ int run_daemon(const DaemonOptions& opts) {
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
-    // Owned: the early returns below (no netlink, no bus) close it too.
-    const UniqueFd sigfd_owner(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
-    const int sigfd = sigfd_owner.get();
-    if (!sigfd_owner) {
+    sigfd_ = UniqueFd(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
+    if (!sigfd_) {
         log(Level::Error, std::string("signalfd: ") + std::strerror(errno));
-        return 1;
+        return false;
     }
 
     // The first configuration; a bad file at start means no bindings (the
     // D-Bus API still works) and a loud error, so that Status can say why.
-    std::string config_error;
-    DaemonConfig first_cfg;
-    first_cfg.file = opts.config;
-    const auto loaded_cfg = load_config(opts.config, geteuid() == 0);
+    first_cfg_.file = opts_.config;
+    const auto loaded_cfg = load_config(opts_.config, geteuid() == 0);
     if (loaded_cfg) {
-        first_cfg.profiles_dirs = loaded_cfg->profiles_dirs;
-        first_cfg.state_dir = loaded_cfg->state_dir;
+        first_cfg_.profiles_dirs = loaded_cfg->profiles_dirs;
+        first_cfg_.state_dir = loaded_cfg->state_dir;
     }
 
     auto kernel = open_kernel_backend();
     if (!kernel) {
         log(Level::Error, "cannot open netlink sockets: " + kernel.error().str());
-        return 1;
+        return false;
     }
-    const std::shared_ptr<const FeatureNames> feature_names = kernel->feature_names;
-    const FeatureNames* runtime_names = feature_names.get();
+    kernel_ = std::move(*kernel);
     // The same function decides nictunectl --direct's: one directory, one set of locks.
-    const std::filesystem::path state_dir = state_dir_for(opts.state_dir, loaded_cfg);
-    Manager manager(*kernel->backend, make_store(opts, first_cfg, runtime_names),
-                    StateStore(state_dir), FactsBook::builtin());
+    state_dir_ = state_dir_for(opts_.state_dir, loaded_cfg);
+    manager_.emplace(*kernel_.backend, make_store(opts_, first_cfg_, kernel_.feature_names.get()),
+                     StateStore(state_dir_), FactsBook::builtin());
 
     // Tests that must overflow the queues with few events shrink them.
     int queue_bytes = EventSource::kDefaultQueueBytes;
@@ -152,118 +228,120 @@ int run_daemon(const DaemonOptions& opts) {
         queue_bytes = std::atoi(q);
     auto events = EventSource::open(
         queue_bytes,
-        [feature_names]() -> Result<std::shared_ptr<const FeatureNames>> { return feature_names; });
+        [names = kernel_.feature_names]() -> Result<std::shared_ptr<const FeatureNames>> {
+            return names;
+        });
     if (!events) {
         log(Level::Error, "cannot listen for notifications: " + events.error().str());
-        return 1;
+        return false;
     }
-    const auto [link_fd, ethtool_fd] = (*events)->fds();
+    events_ = std::move(*events);
 
-    std::unique_ptr<sdbus::IConnection> conn;
     try {
-        conn = opts.bus_address.empty()
-                   ? sdbus::createSystemBusConnection()
-                   : sdbus::createSessionBusConnectionWithAddress(opts.bus_address);
+        conn_ = opts_.bus_address.empty()
+                    ? sdbus::createSystemBusConnection()
+                    : sdbus::createSessionBusConnectionWithAddress(opts_.bus_address);
     } catch (const sdbus::Error& e) {
         log(Level::Error, "cannot connect to the bus: " + e.getMessage());
-        return 1;
+        return false;
     }
-    auto authorizer = make_polkit_authorizer(opts.bus_address);
+    authorizer_ = make_polkit_authorizer(opts_.bus_address);
+    watcher_.emplace(*manager_, watcher_events());
+    metrics_.emplace(
+        *manager_, *watcher_,
+        [this]() -> std::filesystem::path {
+            if (opts_.metrics_dir) return *opts_.metrics_dir;
+            const auto& c = watcher_->config().metrics_dir;
+            return c ? std::filesystem::path(*c) : std::filesystem::path(kDefaultMetricsDir);
+        },
+        [this] { return config_error_.empty(); });
+    try {
+        object_ = std::make_unique<ManagerObject>(
+            *conn_, *manager_, *watcher_, *authorizer_, [this] { return reload(); },
+            [this] { return status_extra(); });
+        conn_->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+        log(Level::Error, std::string("cannot own ") + kBusName + ": " + e.getMessage());
+        return false;
+    }
+    return true;
+}
 
-    // Signals go out from the event loop and from inside D-Bus handlers
-    // (an Apply notes its result): a signal that cannot be sent is logged,
-    // and neither stops the daemon nor fails the call. Names are in text
-    // form; the other strings are made valid UTF-8, which sd-bus requires.
-    ManagerObject* object = nullptr;
-    const auto emit = [](const char* what, const std::function<void()>& send) {
-        try {
-            send();
-        } catch (const std::exception& e) {
-            log(Level::Error, std::string("cannot send the ") + what + " signal: " + e.what());
-        }
-    };
-    // The watcher reported something: the metrics file is due (the
-    // placement timer's findings come without any event on a socket).
-    bool reported = false;
+void Daemon::emit(const char* what, const std::function<void()>& send) {
+    try {
+        send();
+    } catch (const std::exception& e) {
+        log(Level::Error, std::string("cannot send the ") + what + " signal: " + e.what());
+    }
+}
+
+// Names are in text form; the other strings are made valid UTF-8, which
+// sd-bus requires.
+void Daemon::applied(const std::string& tx, const std::string& iface, const std::string& profile,
+                     const std::string& result, const std::string& reason) {
+    reported_ = true;
+    if (!object_) return;
+    emit("Applied", [&] {
+        object_->emitApplied(to_valid_utf8(tx), to_valid_utf8(iface), to_valid_utf8(profile),
+                             result, reason);
+    });
+}
+
+watch::WatcherEvents Daemon::watcher_events() {
     watch::WatcherEvents ev;
     ev.log = [](Level level, std::string_view message, const LogFields& fields) {
         log(level, message, fields);
     };
-    ev.applied = [&](const std::string& tx, const std::string& iface, const std::string& profile,
-                     const std::string& result, const std::string& reason) {
-        reported = true;
-        if (!object) return;
-        emit("Applied", [&] {
-            object->emitApplied(to_valid_utf8(tx), to_valid_utf8(iface), to_valid_utf8(profile),
-                                result, reason);
-        });
-    };
-    ev.drift = [&](const std::string& iface, const std::string& key, const std::string& expected,
-                   const std::string& actual, bool enforced) {
-        reported = true;
-        if (!object) return;
+    ev.applied = [this](const std::string& tx, const std::string& iface, const std::string& profile,
+                        const std::string& result,
+                        const std::string& reason) { applied(tx, iface, profile, result, reason); };
+    ev.drift = [this](const std::string& iface, const std::string& key, const std::string& expected,
+                      const std::string& actual, bool enforced) {
+        reported_ = true;
+        if (!object_) return;
         emit("Drift", [&] {
-            object->emitDrift(to_valid_utf8(iface), to_valid_utf8(key), to_valid_utf8(expected),
-                              to_valid_utf8(actual), enforced);
+            object_->emitDrift(to_valid_utf8(iface), to_valid_utf8(key), to_valid_utf8(expected),
+                               to_valid_utf8(actual), enforced);
         });
     };
-    ev.held = [&](std::unique_ptr<HeldTransaction> held, const Binding& b,
-                  const std::string& reason) {
-        if (!object) return;  // destroyed unresolved: recovered like a crash
-        object->hold(std::move(held), "", PendingCheck{*b.verify_peer, b.min_gbps},
-                     std::chrono::seconds(b.confirm_timeout), reason);
+    ev.held = [this](std::unique_ptr<HeldTransaction> held, const Binding& b,
+                     const std::string& reason) {
+        if (!object_) return;  // destroyed unresolved: recovered like a crash
+        object_->hold(std::move(held), "", PendingCheck{*b.verify_peer, b.min_gbps},
+                      std::chrono::seconds(b.confirm_timeout), reason);
     };
-    watch::Watcher watcher(manager, ev);
+    return ev;
+}
 
-    auto reload = [&]() -> Result<void> {
-        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
-                   static_cast<unsigned long long>(now_usec()));
-        auto loaded = load_everything(opts, manager.profiles());
-        if (!loaded) {
-            config_error = loaded.error().str();
-            log(Level::Error, config_error + "; keeping the previous configuration");
-            sd_notify(0, "READY=1");
-            return std::unexpected(loaded.error());
-        }
-        config_error.clear();
-        log(Level::Info, "configuration " + opts.config.string() + ": " +
-                             std::to_string(loaded->cfg.bindings.size()) + " binding(s)");
-        watcher.set_config(std::move(loaded->cfg), std::move(loaded->profiles));
-        watcher.apply_all("reload");
+Result<void> Daemon::reload() {
+    sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", static_cast<unsigned long long>(now_usec()));
+    auto loaded = load_everything(opts_, manager_->profiles());
+    if (!loaded) {
+        config_error_ = loaded.error().str();
+        log(Level::Error, config_error_ + "; keeping the previous configuration");
         sd_notify(0, "READY=1");
-        return {};
-    };
-    auto status_extra = [&]() {
-        return nlohmann::json{
-            {"version", NICTUNE_VERSION},
-            {"state_dir", state_dir.string()},
-            {"config_error",
-             config_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(config_error)}};
-    };
-
-    MetricsExport metrics(
-        manager, watcher,
-        [&]() -> std::filesystem::path {
-            if (opts.metrics_dir) return *opts.metrics_dir;
-            const auto& c = watcher.config().metrics_dir;
-            return c ? std::filesystem::path(*c) : std::filesystem::path(kDefaultMetricsDir);
-        },
-        [&] { return config_error.empty(); });
-
-    std::unique_ptr<ManagerObject> obj;
-    try {
-        obj = std::make_unique<ManagerObject>(*conn, manager, watcher, *authorizer, reload,
-                                              status_extra);
-        object = obj.get();
-        conn->requestName(kBusName);
-    } catch (const sdbus::Error& e) {
-        log(Level::Error, std::string("cannot own ") + kBusName + ": " + e.getMessage());
-        return 1;
+        return std::unexpected(loaded.error());
     }
+    config_error_.clear();
+    log(Level::Info, "configuration " + opts_.config.string() + ": " +
+                         std::to_string(loaded->cfg.bindings.size()) + " binding(s)");
+    watcher_->set_config(std::move(loaded->cfg), std::move(loaded->profiles));
+    watcher_->apply_all("reload");
+    sd_notify(0, "READY=1");
+    return {};
+}
 
-    // A transaction that was running when nictuned (or nictunectl --direct)
-    // died: put the originals back before anything else.
-    for (const auto& r : manager.recover()) {
+nlohmann::json Daemon::status_extra() const {
+    return nlohmann::json{{"version", NICTUNE_VERSION},
+                          {"state_dir", state_dir_.string()},
+                          {"config_error", config_error_.empty() ? nlohmann::json(nullptr)
+                                                                 : nlohmann::json(config_error_)}};
+}
+
+// A transaction that was running when nictuned (or nictunectl --direct)
+// died: the originals go back before anything else.
+void Daemon::recover() {
+    for (const auto& r : manager_->recover()) {
         if (r.error && r.interface.empty()) {
             log(Level::Error, "state directory: " + r.error->str() + "; left alone");
             continue;
@@ -278,131 +356,152 @@ int run_daemon(const DaemonOptions& opts) {
                 (ok ? "original settings restored" : "restoring the original settings failed") +
                 (r.error ? ": " + r.error->str() : std::string()),
             f);
-        ev.applied("", r.interface, r.profile, ok ? "recovered" : "recovery_failed", "crash");
+        applied("", r.interface, r.profile, ok ? "recovered" : "recovery_failed", "crash");
     }
+}
 
+void Daemon::start() {
+    recover();
     // Bind and apply at start.
-    if (auto loaded = load_everything(opts, manager.profiles())) {
-        watcher.set_config(std::move(loaded->cfg), std::move(loaded->profiles));
+    if (auto loaded = load_everything(opts_, manager_->profiles())) {
+        watcher_->set_config(std::move(loaded->cfg), std::move(loaded->profiles));
     } else {
-        config_error = loaded.error().str();
-        log(Level::Error, config_error + "; starting without bindings");
-        watcher.set_config(first_cfg, {});
+        config_error_ = loaded.error().str();
+        log(Level::Error, config_error_ + "; starting without bindings");
+        watcher_->set_config(first_cfg_, {});
     }
     try {
-        watcher.apply_all("boot");
+        watcher_->apply_all("boot");
     } catch (const std::exception& e) {
         log(Level::Error, std::string("internal error while applying the bindings: ") + e.what());
     }
-    metrics.changed(now_usec());
+    metrics_->changed(now_usec());
 
-    uint64_t wd_usec = 0;
-    const bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
-    uint64_t next_ping = watchdog ? now_usec() + wd_usec / 2 : std::numeric_limits<uint64_t>::max();
+    if (sd_watchdog_enabled(0, &watchdog_usec_) <= 0) watchdog_usec_ = 0;
+    if (watchdog_usec_ > 0) next_ping_ = now_usec() + watchdog_usec_ / 2;
     sd_notifyf(0, "READY=1\nSTATUS=%zu binding(s), watching %zu interface(s)",
-               watcher.config().bindings.size(), watcher.tracked().size());
-    log(Level::Info, "ready on " + (opts.bus_address.empty() ? std::string("the system bus")
-                                                             : opts.bus_address));
+               watcher_->config().bindings.size(), watcher_->tracked().size());
+    log(Level::Info, "ready on " + (opts_.bus_address.empty() ? std::string("the system bus")
+                                                              : opts_.bus_address));
+}
 
-    // After a burst of work, give freed memory back to the kernel once the
-    // loop has been idle for a second (glibc keeps it otherwise); when
-    // nothing happens there is no timer at all.
-    bool trim_pending = false;
-    constexpr int kTrimAfterMs = 1000;
-    bool running = true;
-    while (running) {
+int Daemon::poll_timeout_ms(uint64_t bus_timeout_usec) const {
+    const uint64_t deadline = std::min({bus_timeout_usec, next_ping_, object_->next_deadline()});
+    int timeout_ms = -1;
+    if (deadline != std::numeric_limits<uint64_t>::max()) {
+        const uint64_t now = now_usec();
+        timeout_ms =
+            deadline <= now
+                ? 0
+                : static_cast<int>(std::min<uint64_t>((deadline - now + 999) / 1000, 1U << 30));
+    }
+    const auto at_most = [&](int ms) {
+        if (timeout_ms < 0 || timeout_ms > ms) timeout_ms = ms;
+    };
+    if (trim_pending_) at_most(kTrimAfterMs);
+    if (watcher_->pending()) at_most(kRetryAfterMs);
+    // The placement drift check's timer (none when nothing places queues).
+    if (const int p = watcher_->placement_timeout_ms(); p >= 0) at_most(p);
+    return metrics_->timeout_ms(now_usec(), timeout_ms);
+}
+
+void Daemon::loop() {
+    while (running_) {
         try {
-            while (conn->processPendingRequest()) {
+            while (conn_->processPendingRequest()) {
             }
         } catch (const std::exception& e) {
             log(Level::Error, std::string("bus: ") + e.what());
         }
-        auto pd = conn->getEventLoopPollData();
-        // A pending transaction's confirm deadline (confirmed apply).
-        uint64_t deadline = std::min({pd.timeout_usec, next_ping, obj->next_deadline()});
-        int timeout_ms = -1;
-        if (deadline != std::numeric_limits<uint64_t>::max()) {
-            const uint64_t now = now_usec();
-            timeout_ms =
-                deadline <= now
-                    ? 0
-                    : static_cast<int>(std::min<uint64_t>((deadline - now + 999) / 1000, 1U << 30));
-        }
+        const auto pd = conn_->getEventLoopPollData();
+        const auto [link_fd, ethtool_fd] = events_->fds();
         pollfd fds[4] = {{pd.fd, pd.events, 0},
                          {link_fd, POLLIN, 0},
                          {ethtool_fd, POLLIN, 0},
-                         {sigfd, POLLIN, 0}};
-        if (trim_pending && (timeout_ms < 0 || timeout_ms > kTrimAfterMs))
-            timeout_ms = kTrimAfterMs;
-        // The watcher has work it could not finish (links that could not be
-        // read while they kept changing): try again soon, not on the next
-        // event, which may never come. Idle, it has none.
-        constexpr int kRetryAfterMs = 20;
-        if (watcher.pending() && (timeout_ms < 0 || timeout_ms > kRetryAfterMs))
-            timeout_ms = kRetryAfterMs;
-        // The placement drift check's timer (none when nothing places queues).
-        if (const int p = watcher.placement_timeout_ms();
-            p >= 0 && (timeout_ms < 0 || timeout_ms > p))
-            timeout_ms = p;
-        timeout_ms = metrics.timeout_ms(now_usec(), timeout_ms);
-        int n = poll(fds, 4, timeout_ms);
+                         {sigfd_.get(), POLLIN, 0}};
+        const int n = poll(fds, 4, poll_timeout_ms(pd.timeout_usec));
         if (n < 0 && errno != EINTR) {
             log(Level::Error, std::string("poll: ") + std::strerror(errno));
             break;
         }
-        if (n == 0 && trim_pending) {
-            // The netlink receive buffers first: freed, their pages go back too.
-            manager.backend().release_buffers();
-            (*events)->release_buffers();
-            malloc_trim(0);
-            trim_pending = false;
+        if (n == 0 && trim_pending_) give_memory_back();
+        if (n > 0) {
+            trim_pending_ = true;
+            metrics_->changed(now_usec());
         }
-        if (n > 0) trim_pending = true;
-        if (n > 0) metrics.changed(now_usec());
-        if (watchdog && now_usec() >= next_ping) {
-            sd_notify(0, "WATCHDOG=1");
-            next_ping = now_usec() + wd_usec / 2;
-        }
-        // Nothing the kernel sends may stop the daemon: whatever escapes the
-        // handling of one round of events is logged, and the loop goes on.
-        try {
-            WatcherFeed feed(watcher);
-            (*events)->receive(feed, (fds[1].revents & POLLIN) != 0,
-                               (fds[2].revents & POLLIN) != 0);
-            if (fds[3].revents & POLLIN) {
-                signalfd_siginfo si{};
-                while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-                    if (si.ssi_signo == SIGHUP) {
-                        log(Level::Info, "SIGHUP: reloading");
-                        (void)reload();
-                    } else {
-                        log(Level::Info, "stopping");
-                        running = false;
-                    }
-                }
-            }
-            if (feed.resync) watcher.resync();
-            watcher.process();
-            if (reported) metrics.changed(now_usec());
-            reported = false;
-            obj->expire(now_usec());
-        } catch (const std::exception& e) {
-            log(Level::Error, std::string("internal error while handling events: ") + e.what());
-        }
-        metrics.write_if_due(now_usec());
+        ping_watchdog();
+        handle(fds[1], fds[2], fds[3]);
+        metrics_->write_if_due(now_usec());
     }
+}
+
+void Daemon::give_memory_back() {
+    // The netlink receive buffers first: freed, their pages go back too.
+    manager_->backend().release_buffers();
+    events_->release_buffers();
+    malloc_trim(0);
+    trim_pending_ = false;
+}
+
+void Daemon::ping_watchdog() {
+    if (watchdog_usec_ == 0 || now_usec() < next_ping_) return;
+    sd_notify(0, "WATCHDOG=1");
+    next_ping_ = now_usec() + watchdog_usec_ / 2;
+}
+
+// Nothing the kernel sends may stop the daemon: whatever escapes the
+// handling of one round of events is logged, and the loop goes on.
+void Daemon::handle(const pollfd& link, const pollfd& ethtool, const pollfd& signals) {
+    try {
+        WatcherFeed feed(*watcher_);
+        events_->receive(feed, (link.revents & POLLIN) != 0, (ethtool.revents & POLLIN) != 0);
+        if (signals.revents & POLLIN) read_signals();
+        if (feed.resync) watcher_->resync();
+        watcher_->process();
+        if (reported_) metrics_->changed(now_usec());
+        reported_ = false;
+        object_->expire(now_usec());
+    } catch (const std::exception& e) {
+        log(Level::Error, std::string("internal error while handling events: ") + e.what());
+    }
+}
+
+void Daemon::read_signals() {
+    signalfd_siginfo si{};
+    while (read(sigfd_.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        if (si.ssi_signo == SIGHUP) {
+            log(Level::Info, "SIGHUP: reloading");
+            (void)reload();
+        } else {
+            log(Level::Info, "stopping");
+            running_ = false;
+        }
+    }
+}
+
+void Daemon::stop() {
     sd_notify(0, "STOPPING=1");
     try {
-        obj->abort_all("nictuned is stopping");
+        object_->abort_all("nictuned is stopping");
     } catch (const std::exception& e) {
         log(Level::Error, std::string("internal error while rolling back: ") + e.what());
     }
-    object = nullptr;
-    obj.reset();
+    object_.reset();
     try {
-        conn->releaseName(kBusName);
+        conn_->releaseName(kBusName);
     } catch (const sdbus::Error&) {
     }
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& opts) {
+    init_log(opts.debug);
+    Daemon daemon(opts);
+    if (!daemon.open()) return 1;
+    daemon.start();
+    daemon.loop();
+    daemon.stop();
     return 0;
 }
 
