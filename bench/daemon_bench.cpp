@@ -1237,14 +1237,6 @@ Json hotplug_burst(Bench& b, Daemon& daemon, EffectWatch* watch, const Burst& bu
         lat.push_back(s->t_ms - created[n]);
         last = std::max(last, s->t_ms);
     }
-    const Effect effect = effect_of(watch, names, created);
-    // How long after its settings were in effect each Applied signal came.
-    std::vector<double> signal_after;
-    for (const auto& n : names) {
-        auto s = b.rec.get("hotplug", n);
-        auto e = effect.at.find(n);
-        if (s && e != effect.at.end()) signal_after.push_back(s->t_ms - e->second);
-    }
     const int ok_mtu = with_mtu(b.rt, names, b.o.mtu);
     Json one{{"k", names.size()},
              {"interval_us", burst.interval_us},
@@ -1259,6 +1251,14 @@ Json hotplug_burst(Bench& b, Daemon& daemon, EffectWatch* watch, const Burst& bu
              {"mtu_verified", ok_mtu},
              {"daemon_alive", daemon.alive()}};
     if (watch) {
+        const Effect effect = effect_of(watch, names, created);
+        // How long after its settings were in effect each Applied signal came.
+        std::vector<double> signal_after;
+        for (const auto& n : names) {
+            auto s = b.rec.get("hotplug", n);
+            auto e = effect.at.find(n);
+            if (s && e != effect.at.end()) signal_after.push_back(s->t_ms - e->second);
+        }
         one["in_effect_ms"] = stats(effect.latency);
         one["in_effect_seen"] = effect.latency.size();
         one["effect_lost"] = effect.lost;
