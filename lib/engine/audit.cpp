@@ -8,7 +8,6 @@
 #include "engine/plan.hpp"
 #include "engine/resolve.hpp"
 #include "engine/translate.hpp"
-#include "sysinfo/procsys.hpp"
 #include "util/enum_names.hpp"
 #include "util/strings.hpp"
 
@@ -256,8 +255,7 @@ void profile_findings(const NicState& state, const Profile& profile, const Audit
                     s.name + " does not exist on this kernel (or in this network namespace)", ""});
                 continue;
             }
-            if (sysinfo::normalize_sysctl_value(*it->value) !=
-                sysinfo::normalize_sysctl_value(s.value))
+            if (normalize_sysctl_value(*it->value) != normalize_sysctl_value(s.value))
                 out.push_back(Finding{Severity::Warn, key, s.value, *it->value,
                                       s.name + " is " + *it->value + ", profile " + profile.name +
                                           " wants " + s.value,

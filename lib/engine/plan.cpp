@@ -7,7 +7,6 @@
 #include "model/cpulist.hpp"
 #include "model/irq.hpp"
 #include "model/rss.hpp"
-#include "sysinfo/procsys.hpp"
 #include "util/enum_names.hpp"
 #include "util/strings.hpp"
 
@@ -590,8 +589,7 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
             s.note = "no such sysctl on this system (or in this network namespace)";
         } else {
             s.current = *it->value;
-            s.kind = sysinfo::normalize_sysctl_value(*it->value) ==
-                             sysinfo::normalize_sysctl_value(req.value)
+            s.kind = normalize_sysctl_value(*it->value) == normalize_sysctl_value(req.value)
                          ? StepKind::Unchanged
                          : StepKind::Change;
         }

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "sysinfo/procsys.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::tx {
 
@@ -24,7 +24,7 @@ bool same_value(const SettingId& id, const Scalar& a, const Scalar& b) {
     if (id.section == Section::Sysctl) {
         const auto* x = std::get_if<std::string>(&a);
         const auto* y = std::get_if<std::string>(&b);
-        return x && y && sysinfo::normalize_sysctl_value(*x) == sysinfo::normalize_sysctl_value(*y);
+        return x && y && normalize_sysctl_value(*x) == normalize_sysctl_value(*y);
     }
     return a == b;
 }

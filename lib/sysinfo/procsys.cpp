@@ -1,6 +1,7 @@
 #include "sysinfo/procsys.hpp"
 
 #include "sysinfo/text_file.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::sysinfo {
 namespace {
@@ -10,10 +11,6 @@ std::string quoted(std::string_view s) {
     out += s;
     out += '"';
     return out;
-}
-
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 }  // namespace
@@ -61,22 +58,6 @@ Result<void> ProcSys::write(std::string_view name, std::string_view value) const
     if (value.find_first_of(std::string_view("\n\0", 2)) != std::string_view::npos)
         return fail(Errc::InvalidArgument, context, "value contains a newline or NUL");
     return detail::write_kernel_file(*path, value, context, "no such sysctl on this system");
-}
-
-std::string normalize_sysctl_value(std::string_view v) {
-    std::string out;
-    out.reserve(v.size());
-    bool pending_space = false;
-    for (char c : v) {
-        if (is_space(c)) {
-            pending_space = !out.empty();
-            continue;
-        }
-        if (pending_space) out += ' ';
-        pending_space = false;
-        out += c;
-    }
-    return out;
 }
 
 }  // namespace nictune::sysinfo

@@ -3,17 +3,19 @@
 // module (tuned_client.cpp is part of that module).
 #include <system_error>
 
-#include "sysinfo/text_file.hpp"
 #include "tuned/tuned_client.hpp"
+#include "util/file.hpp"
+#include "util/strings.hpp"
 
 namespace nictune::tuned {
 
 TunedState read_files(const Options& opts, std::string why_not_dbus) {
     TunedState st;
-    const auto f = sysinfo::detail::read_text_file(opts.active_profile_file);
-    if (f.content) {
+    // A name, not a document: what is past 64 KiB is not read.
+    const auto f = read_file(opts.active_profile_file, 64 * 1024);
+    if (f && *f) {
         st.source = TunedSource::File;
-        const auto name = sysinfo::detail::trim(*f.content);
+        const auto name = trim(**f);
         if (!name.empty()) st.active_profile = std::string(name);
         st.detail = why_not_dbus + "; read " + opts.active_profile_file.string() +
                     (name.empty() ? " (empty: no active profile)" : "");
@@ -23,9 +25,9 @@ TunedState read_files(const Options& opts, std::string why_not_dbus) {
     if (std::filesystem::is_directory(opts.config_dir, ec)) {
         st.source = TunedSource::File;
         st.detail = why_not_dbus + "; tuned installed, no active profile";
-        if (f.sys_errno != 0)
+        if (!f)
             st.detail += " (" + opts.active_profile_file.string() + ": " +
-                         std::generic_category().message(f.sys_errno) + ")";
+                         std::generic_category().message(f.error().sys_errno) + ")";
         return st;
     }
     st.source = TunedSource::NotInstalled;

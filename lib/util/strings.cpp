@@ -15,6 +15,22 @@ std::string_view trim(std::string_view s) {
     return s.substr(b, e - b + 1);
 }
 
+std::string normalize_sysctl_value(std::string_view v) {
+    std::string out;
+    out.reserve(v.size());
+    bool pending_space = false;
+    for (char c : v) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            pending_space = !out.empty();
+            continue;
+        }
+        if (pending_space) out += ' ';
+        pending_space = false;
+        out += c;
+    }
+    return out;
+}
+
 std::string to_lower(std::string_view s) {
     std::string out(s);
     for (auto& c : out)

@@ -22,6 +22,10 @@ std::optional<T> parse_number(std::string_view s) {
 }
 
 std::string_view trim(std::string_view s);
+// A sysctl's value as it compares: surrounding whitespace removed, inner
+// runs (the tabs of tcp_rmem) made one space. "4096\t131072 6291456\n"
+// and "4096 131072 6291456" are the same value.
+std::string normalize_sysctl_value(std::string_view v);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // "a.b", in one allocation (setting paths: an apply of 512 interfaces makes

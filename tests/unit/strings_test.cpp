@@ -311,5 +311,12 @@ TEST(ShellWord, BashReadsTheWordBackAsTheNamesBytes) {
     EXPECT_EQ(shell_word("\\xffq"), "$'\\xffq'");
 }
 
+TEST(SysctlValues, NormalizeTrimsAndCollapsesWhitespace) {
+    EXPECT_EQ(normalize_sysctl_value("  4096\t131072 \t 6291456\n"), "4096 131072 6291456");
+    EXPECT_EQ(normalize_sysctl_value("cubic\n"), "cubic");
+    EXPECT_EQ(normalize_sysctl_value(" \n\t"), "");
+    EXPECT_EQ(normalize_sysctl_value("a\nb"), "a b");
+}
+
 }  // namespace
 }  // namespace nictune

@@ -440,12 +440,5 @@ TEST(ProcSysReader, RefusesValuesWithNewlines) {
     EXPECT_EQ(ps.read("net.ipv4.tcp_timestamps").value(), "1");
 }
 
-TEST(SysctlValues, NormalizeTrimsAndCollapsesWhitespace) {
-    EXPECT_EQ(normalize_sysctl_value("  4096\t131072 \t 6291456\n"), "4096 131072 6291456");
-    EXPECT_EQ(normalize_sysctl_value("cubic\n"), "cubic");
-    EXPECT_EQ(normalize_sysctl_value(" \n\t"), "");
-    EXPECT_EQ(normalize_sysctl_value("a\nb"), "a b");
-}
-
 }  // namespace
 }  // namespace nictune::sysinfo
