@@ -728,29 +728,42 @@ std::vector<Finding> analyze_system_health(const SystemHealth& system, const Hea
     const auto& s = system.sysctls;
     const std::string since = sampled ? fmt::format("in the {:.0f} s sample", seconds)
                                       : std::string("since boot (totals)");
+    // The backlog and budget sysctls are the host's: a network namespace of
+    // its own (a container) has no file for them, and cannot set them.
+    constexpr std::string_view kHosts = "the host's, not visible in this network namespace";
+    const auto where = [](const std::optional<uint64_t>& v) {
+        return v ? std::string(" in a profile's [sysctl]")
+                 : std::string(" in the host's network namespace (it is one setting for all)");
+    };
     if (!drop_cpus.empty())
-        out.push_back(Finding{
-            sampled ? Severity::Warn : Severity::Info, "health.softnet.dropped", Scalar{},
-            sampled ? Scalar{rate_text(drop_rate) + "/s"} : Scalar{drops},
-            fmt::format("{} packets dropped {} because the backlog of CPUs {} was full "
-                        "(net.core.netdev_max_backlog = {})",
-                        sampled ? rate_text(drop_rate) + "/s" : group_digits(drops), since,
-                        format_cpulist(drop_cpus),
-                        s.netdev_max_backlog ? std::to_string(*s.netdev_max_backlog) : "?"),
-            fmt::format("raise net.core.netdev_max_backlog (e.g. {}) in a profile's [sysctl]",
-                        std::max<uint64_t>(s.netdev_max_backlog.value_or(1000) * 4, 8192))});
+        out.push_back(
+            Finding{sampled ? Severity::Warn : Severity::Info, "health.softnet.dropped", Scalar{},
+                    sampled ? Scalar{rate_text(drop_rate) + "/s"} : Scalar{drops},
+                    fmt::format("{} packets dropped {} because the backlog of CPUs {} was full "
+                                "(net.core.netdev_max_backlog {})",
+                                sampled ? rate_text(drop_rate) + "/s" : group_digits(drops), since,
+                                format_cpulist(drop_cpus),
+                                s.netdev_max_backlog ? "= " + std::to_string(*s.netdev_max_backlog)
+                                                     : ": " + std::string(kHosts)),
+                    fmt::format("raise net.core.netdev_max_backlog (e.g. {}){}",
+                                std::max<uint64_t>(s.netdev_max_backlog.value_or(1000) * 4, 8192),
+                                where(s.netdev_max_backlog))});
     if (!squeeze_cpus.empty())
         out.push_back(Finding{
             Severity::Info, "health.softnet.squeeze", Scalar{},
             sampled ? Scalar{rate_text(squeeze_rate) + "/s"} : Scalar{squeezes},
-            fmt::format("{} times {} the softirq on CPUs {} ran out of budget with packets left "
-                        "(net.core.netdev_budget = {}, netdev_budget_usecs = {})",
-                        sampled ? rate_text(squeeze_rate) + "/s" : group_digits(squeezes), since,
-                        format_cpulist(squeeze_cpus),
-                        s.netdev_budget ? std::to_string(*s.netdev_budget) : "?",
-                        s.netdev_budget_usecs ? std::to_string(*s.netdev_budget_usecs) : "?"),
+            fmt::format(
+                "{} times {} the softirq on CPUs {} ran out of budget with packets left "
+                "({})",
+                sampled ? rate_text(squeeze_rate) + "/s" : group_digits(squeezes), since,
+                format_cpulist(squeeze_cpus),
+                s.netdev_budget && s.netdev_budget_usecs
+                    ? fmt::format("net.core.netdev_budget = {}, netdev_budget_usecs = {}",
+                                  *s.netdev_budget, *s.netdev_budget_usecs)
+                    : fmt::format("net.core.netdev_budget and netdev_budget_usecs: {}", kHosts)),
             "if it grows with drops: raise net.core.netdev_budget (e.g. 600) and "
-            "netdev_budget_usecs (e.g. 4000)"});
+            "netdev_budget_usecs (e.g. 4000)" +
+                where(s.netdev_budget)});
     return out;
 }
 

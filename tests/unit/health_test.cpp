@@ -1072,6 +1072,40 @@ TEST(HealthAnalysis, SystemFindingsForSoftnetAndIrqbalance) {
     EXPECT_EQ(finding(g, "health.softnet.squeeze"), nullptr);
 }
 
+// In a network namespace of its own (a container) the backlog and budget
+// sysctls have no file: the findings say they are the host's and where to
+// set them, not "?".
+TEST(HealthAnalysis, SoftnetFindingsInANamespaceNameTheHostsSysctls) {
+    Fixture fx;
+    auto& sc = fx.read.system.sysctls;
+    sc.netdev_max_backlog.reset();
+    sc.netdev_budget.reset();
+    sc.netdev_budget_usecs.reset();
+    auto f = analyze_system_health(fx.read.system, nullptr, {}, 0);
+    const Finding* d = finding(f, "health.softnet.dropped");
+    const Finding* q = finding(f, "health.softnet.squeeze");
+    ASSERT_NE(d, nullptr);
+    ASSERT_NE(q, nullptr);
+    for (const Finding* x : {d, q}) {
+        EXPECT_NE(x->message.find("the host's, not visible in this network namespace"),
+                  std::string::npos)
+            << x->message;
+        EXPECT_EQ(x->message.find('?'), std::string::npos) << x->message;
+        EXPECT_NE(x->fix.find("in the host's network namespace"), std::string::npos) << x->fix;
+        EXPECT_EQ(x->fix.find("[sysctl]"), std::string::npos) << x->fix;
+    }
+    // Visible (the host's own namespace): the values, and a profile's [sysctl].
+    sc.netdev_budget = 300;
+    sc.netdev_budget_usecs = 8000;
+    auto g = analyze_system_health(fx.read.system, nullptr, {}, 0);
+    const Finding* q2 = finding(g, "health.softnet.squeeze");
+    ASSERT_NE(q2, nullptr);
+    EXPECT_NE(q2->message.find("net.core.netdev_budget = 300, netdev_budget_usecs = 8000"),
+              std::string::npos)
+        << q2->message;
+    EXPECT_NE(q2->fix.find("in a profile's [sysctl]"), std::string::npos) << q2->fix;
+}
+
 TEST(HealthAnalysis, CountersThatWentBackwardsGiveNoRate) {
     CounterSnapshot b, a;
     b.driver_stats[1] = {{"rx_missed_errors", 100}};
