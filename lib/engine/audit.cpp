@@ -255,11 +255,21 @@ void profile_findings(const NicState& state, const Profile& profile, const Audit
                     s.name + " does not exist on this kernel (or in this network namespace)", ""});
                 continue;
             }
-            if (normalize_sysctl_value(*it->value) != normalize_sysctl_value(s.value))
+            if (s.at_least) {
+                // Met when no number is below the floor's.
+                const auto raised = sysctl_at_least(*it->value, s.value);
+                if (!raised || *raised != normalize_sysctl_value(*it->value))
+                    out.push_back(Finding{Severity::Warn, key, s.value, *it->value,
+                                          s.name + " is " + normalize_sysctl_value(*it->value) +
+                                              ", profile " + profile.name + " wants at least " +
+                                              s.value,
+                                          fix});
+            } else if (normalize_sysctl_value(*it->value) != normalize_sysctl_value(s.value)) {
                 out.push_back(Finding{Severity::Warn, key, s.value, *it->value,
                                       s.name + " is " + *it->value + ", profile " + profile.name +
                                           " wants " + s.value,
                                       fix});
+            }
         }
         if (profile.tuned_profile) {
             const auto& t = ctx.system->tuned;

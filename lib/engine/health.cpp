@@ -649,10 +649,11 @@ void check_buffers(Ctx& c) {
                           name, group_digits(*max), side,
                           group_digits(static_cast<uint64_t>(window)), *mbps, c.hc.rtt_ms,
                           group_digits(static_cast<uint64_t>(bdp)), gbps_text(cap)),
-              fmt::format("[sysctl] \"net.ipv4.{}\" = \"4096 131072 {}\" in a profile (and "
-                          "net.core.{} for applications that set the size)",
+              fmt::format("[sysctl] \"net.ipv4.{}\" = {{ at_least = [4096, 131072, {}] }} in a "
+                          "profile (and \"net.core.{}\" = {{ at_least = {} }} for applications "
+                          "that set the size)",
                           name, want,
-                          std::string_view(name) == "tcp_rmem" ? "rmem_max" : "wmem_max"));
+                          std::string_view(name) == "tcp_rmem" ? "rmem_max" : "wmem_max", want));
         c.limit(std::string("health.") + name,
                 fmt::format("{} max {} bytes caps one flow at about {} Gbit/s at {} ms RTT", name,
                             group_digits(*max), gbps_text(cap), c.hc.rtt_ms),

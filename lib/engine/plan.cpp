@@ -580,13 +580,29 @@ Plan make_plan(const Profile& profile, std::span<const NicState> nics, const Sys
         PlanStep s;
         s.phase = Phase::Sysctl;
         s.setting = SettingId::sysctl(req.name);
-        s.requested = "sysctl." + req.name + " = " + req.value;
+        s.requested = "sysctl." + req.name + (req.at_least ? " >= " : " = ") + req.value;
         s.target = req.value;
         auto it = std::find_if(system.sysctl.begin(), system.sysctl.end(),
                                [&](const SysctlValue& v) { return v.name == req.name; });
         if (it == system.sysctl.end() || !it->value) {
             s.kind = StepKind::Unsupported;
             s.note = "no such sysctl on this system (or in this network namespace)";
+        } else if (req.at_least) {
+            // A floor: each number raised to it, none lowered.
+            s.current = *it->value;
+            const auto raised = sysctl_at_least(*it->value, req.value);
+            if (!raised) {
+                s.kind = StepKind::Unsupported;
+                s.note = "at_least compares numbers, and " + req.name + " is " +
+                         quote(normalize_sysctl_value(*it->value)) + " (the floor: " + req.value +
+                         ")";
+            } else {
+                s.target = *raised;
+                s.kind = *raised == normalize_sysctl_value(*it->value) ? StepKind::Unchanged
+                                                                       : StepKind::Change;
+                if (*raised != normalize_sysctl_value(req.value))
+                    s.note = "at least " + req.value + "; what is above it here is kept";
+            }
         } else {
             s.current = *it->value;
             s.kind = normalize_sysctl_value(*it->value) == normalize_sysctl_value(req.value)

@@ -215,7 +215,7 @@ constexpr std::array<MetaKeyInfo, 20> kMeta = {{
     {S::PrivateFlags, "<flag>", ValueType::Bool, false,
      "A private flag of the interface's driver (ethtool --show-priv-flags: i40e disable-fw-lldp, flow-director-atr, legacy-rx; e1000e s0ix-enabled), true or false. A name the driver does not list is refused before anything changes."},
     {S::Sysctl, "<name>", ValueType::String, false,
-     "A sysctl under /proc/sys in dotted form (net.core.rmem_max = \"16777216\"); only names on nictune's allowlist (net.core.*, net.ipv4.tcp_*, ...)."},
+     "A sysctl under /proc/sys in dotted form (net.core.rmem_max = \"16777216\"); only names on nictune's allowlist (net.core.*, net.ipv4.tcp_*, ...). A value of numbers may be a floor instead: { at_least = 16777216 } or { at_least = [4096, 87380, 16777216] } raises each number to the floor's and lowers none, so a host that already gives more keeps it."},
 }};
 
 constexpr std::array<SectionInfo, kSectionCount> kSections = {{

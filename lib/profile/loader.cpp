@@ -155,8 +155,31 @@ Result<std::string> sysctl_value(const toml::node& n, const SourceLoc& loc,
                             type_name(n));
 }
 
+// A floor: { at_least = N } or { at_least = [N, ...] }, non-negative
+// integers only (a floor compares numbers), and no other key.
+Result<std::string> sysctl_floor(const toml::table& t, const std::string& file,
+                                 const std::string& name) {
+    for (auto&& [k, v] : t)
+        if (k.str() != "at_least")
+            return invalid(loc_of(k.source(), file),
+                           "sysctl." + name + ": a value table takes only at_least, got " +
+                               quote(std::string(k.str())));
+    const toml::node& floor = *t.get("at_least");
+    const SourceLoc loc = loc_of(floor.source(), file);
+    if (!floor.is_integer() && !floor.is_array())
+        return invalid(loc, "sysctl." + name +
+                                ".at_least: expected an integer or an array of integers, got " +
+                                type_name(floor));
+    auto val = sysctl_value(floor, loc, name + ".at_least");
+    if (!val) return val;
+    if (val->find('-') != std::string::npos)
+        return invalid(loc, "sysctl." + name + ".at_least: a floor is not negative, got " + *val);
+    return val;
+}
+
 // [sysctl] accepts quoted dotted keys ("net.core.rmem_max" = 1) and TOML's
-// own dotted keys (net.core.rmem_max = 1), which arrive as nested tables.
+// own dotted keys (net.core.rmem_max = 1), which arrive as nested tables; a
+// table with at_least is the floor of the sysctl named so far.
 Result<void> collect_sysctls(const toml::table& t, const std::string& prefix,
                              const std::string& file, Profile& out, int depth) {
     if (depth > 8) return invalid(loc_of(t.source(), file), "sysctl: names nest too deep");
@@ -164,7 +187,8 @@ Result<void> collect_sysctls(const toml::table& t, const std::string& prefix,
         std::string name =
             prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
         SourceLoc loc = loc_of(k.source(), file);
-        if (auto sub = v.as_table()) {
+        const auto* sub = v.as_table();
+        if (sub && !sub->contains("at_least")) {
             if (auto r = collect_sysctls(*sub, name, file, out, depth + 1); !r) return r;
             continue;
         }
@@ -172,9 +196,10 @@ Result<void> collect_sysctls(const toml::table& t, const std::string& prefix,
             return invalid(loc, "sysctl " + quote(name) +
                                     " is not on nictune's allowlist (net.core.*, net.ipv4.tcp_*, "
                                     "net.ipv4.udp_*, ...)");
-        auto val = sysctl_value(v, loc_of(v.source(), file), name);
+        auto val =
+            sub ? sysctl_floor(*sub, file, name) : sysctl_value(v, loc_of(v.source(), file), name);
         if (!val) return std::unexpected(about_key(std::move(val.error()), "sysctl." + name));
-        out.sysctl.push_back(SysctlRequest{name, *val, loc});
+        out.sysctl.push_back(SysctlRequest{name, *val, loc, sub != nullptr});
     }
     return {};
 }

@@ -39,6 +39,10 @@ struct SysctlRequest {
     std::string name;  // dotted
     std::string value;
     SourceLoc loc;
+    // { at_least = ... }: a floor, not a value. Each number is raised to
+    // the floor's, never lowered: the host may already give more (a larger
+    // socket buffer that a "throughput" profile must not shrink).
+    bool at_least = false;
 };
 
 struct PrivateFlagRequest {

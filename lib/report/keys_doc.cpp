@@ -332,7 +332,7 @@ std::string keys_man() {
         "adaptive_rx = true\n"
         "\n"
         "[sysctl]\n"
-        "\"net.core.rmem_max\" = 16777216\n"
+        "\"net.core.rmem_max\" = { at_least = 16777216 }\n"
         ".EE\n"
         ".in\n"
         ".SH FILES\n"

@@ -31,6 +31,26 @@ std::string normalize_sysctl_value(std::string_view v) {
     return out;
 }
 
+std::optional<std::string> sysctl_at_least(std::string_view current, std::string_view floor) {
+    const std::string cur = normalize_sysctl_value(current);
+    const std::string low = normalize_sysctl_value(floor);
+    std::string_view c = cur, f = low;
+    std::string out;
+    while (!c.empty() || !f.empty()) {
+        const auto cw = c.substr(0, c.find(' '));
+        const auto fw = f.substr(0, f.find(' '));
+        const auto a = parse_number<uint64_t>(cw);
+        const auto b = parse_number<uint64_t>(fw);
+        if (!a || !b) return std::nullopt;
+        if (!out.empty()) out += ' ';
+        out += std::to_string(std::max(*a, *b));
+        c.remove_prefix(std::min(c.size(), cw.size() + 1));
+        f.remove_prefix(std::min(f.size(), fw.size() + 1));
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+}
+
 std::string to_lower(std::string_view s) {
     std::string out(s);
     for (auto& c : out)

@@ -26,6 +26,11 @@ std::string_view trim(std::string_view s);
 // runs (the tabs of tcp_rmem) made one space. "4096\t131072 6291456\n"
 // and "4096 131072 6291456" are the same value.
 std::string normalize_sysctl_value(std::string_view v);
+// A floor for a sysctl of numbers ("16777216", "4096 87380 16777216"):
+// `current` with each number raised to the floor's at the same place, in
+// normal form; nullopt when the two do not hold the same count of
+// non-negative integers (nothing to compare).
+std::optional<std::string> sysctl_at_least(std::string_view current, std::string_view floor);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // "a.b", in one allocation (setting paths: an apply of 512 interfaces makes

@@ -155,6 +155,49 @@ TEST_F(ApplyCli, AKernelRefusalAfterEarlierStepsRollsEverythingBack) {
     EXPECT_EQ(snapshot(), before);
 }
 
+// A floor in the real kernel: tcp_rmem and tcp_wmem are the namespace's
+// own. The one above its floor stays (a throughput profile must not shrink
+// the host's larger buffers), the one below is raised number by number, and
+// the rollback puts it back; sysctl is the oracle.
+TEST_F(ApplyCli, ASysctlFloorKeepsALargerValueAndRaisesASmallerOne) {
+    const std::string host = run({"sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"}).out;
+    ASSERT_EQ(ns_->exec("sysctl -qw net.ipv4.tcp_rmem='4096 131072 33554432' "
+                        "net.ipv4.tcp_wmem='4096 16384 4194304'")
+                  .status,
+              0);
+    const auto values = [&] {
+        return ns_->exec("sysctl -n net.ipv4.tcp_rmem net.ipv4.tcp_wmem").out;
+    };
+    const std::string before = values();
+    ASSERT_EQ(before, "4096\t131072\t33554432\n4096\t16384\t4194304\n");
+    profile("floors", R"(
+[sysctl]
+"net.ipv4.tcp_rmem" = { at_least = [4096, 87380, 16777216] }
+net.ipv4.tcp_wmem.at_least = [4096, 65536, 16777216]
+)");
+    // The audit against the profile: a finding for the one below its floor.
+    const auto findings = [&] {
+        auto a = ctl({"--direct", "audit", "nt0", "--profile", "floors", "--json", "--no-health"});
+        EXPECT_TRUE(a.status == 0 || a.status == 1) << a.out << a.err;
+        const auto doc = parse_json(a.out);
+        std::vector<std::string> keys;
+        for (const auto& f : doc.at("interfaces").at(0).at("findings"))
+            keys.push_back(f.at("key").get<std::string>());
+        return keys;
+    };
+    EXPECT_EQ(findings(), std::vector<std::string>{"sysctl.net.ipv4.tcp_wmem"});
+    auto r = ctl({"--direct", "apply", "floors", "nt0"});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("unchanged    sysctl.net.ipv4.tcp_rmem"), std::string::npos) << r.out;
+    EXPECT_EQ(values(), "4096\t131072\t33554432\n4096\t65536\t16777216\n");
+    EXPECT_EQ(findings(), std::vector<std::string>{}) << "both floors are met";
+    auto back = ctl({"--direct", "rollback", "nt0"});
+    ASSERT_EQ(back.status, 0) << back.out << back.err;
+    EXPECT_EQ(values(), before);
+    EXPECT_EQ(run({"sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"}).out, host)
+        << "the host's own values are not touched";
+}
+
 TEST_F(ApplyCli, ARejectedSysctlAfterDeviceStepsRollsBackTheDevices) {
     profile("bad-sysctl",
             "[link]\nmtu = 9000\n[sysctl]\n\"net.ipv4.tcp_timestamps\" = \"banana\"\n");

@@ -167,6 +167,24 @@ profile = "latency-performance"
     EXPECT_EQ(find(fs2, "tuned.profile")->severity, Severity::Info);
 }
 
+TEST_F(AuditFixture, ASysctlAboveItsFloorIsNoFinding) {
+    system.sysctl = {{"net.core.rmem_max", "33554432"},
+                     {"net.ipv4.tcp_rmem", "4096\t131072\t6291456"}};
+    auto p = profile_of("t", R"(
+[sysctl]
+"net.core.rmem_max" = { at_least = 16777216 }
+"net.ipv4.tcp_rmem" = { at_least = [4096, 87380, 16777216] }
+)");
+    auto fs = audit_interface(test::ixgbe_port(), &p, ctx());
+    EXPECT_EQ(find(fs, "sysctl.net.core.rmem_max"), nullptr) << "above the floor is met";
+    const Finding* f = find(fs, "sysctl.net.ipv4.tcp_rmem");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Warn);
+    EXPECT_EQ(f->message,
+              "net.ipv4.tcp_rmem is 4096 131072 6291456, profile t wants at least 4096 87380 "
+              "16777216");
+}
+
 TEST_F(AuditFixture, ChecksTheProfilesDriverRequirements) {
     auto p = profile_of("t", "[driver]\nmin_version = \"5.3.6\"\nbad_versions = [\"5.1.0\"]\n");
     auto old = test::ixgbe_port("p4p1", "4.2.0");

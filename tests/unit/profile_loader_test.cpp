@@ -149,6 +149,42 @@ TEST(ProfileParser, RejectsSysctlsOutsideTheAllowlist) {
               "net.ipv4.tcp_*, net.ipv4.udp_*, ...)");
 }
 
+// A floor ({ at_least = ... }), written with a quoted key or TOML's own
+// dotted keys: integers only, no other key, on the allowlist.
+TEST(ProfileParser, ReadsSysctlFloorsAndRejectsWhatIsNoFloor) {
+    auto p = parse(
+        "[sysctl]\n\"net.core.rmem_max\" = { at_least = 16777216 }\n"
+        "net.ipv4.tcp_rmem.at_least = [4096, 87380, 16777216]\n\"net.core.busy_poll\" = 50\n",
+        "p.toml");
+    ASSERT_TRUE(p) << p.error().str();
+    ASSERT_EQ(p->sysctl.size(), 3U);
+    // Sorted by name.
+    EXPECT_EQ(p->sysctl[0].name, "net.core.busy_poll");
+    EXPECT_FALSE(p->sysctl[0].at_least);
+    EXPECT_EQ(p->sysctl[1].name, "net.core.rmem_max");
+    EXPECT_TRUE(p->sysctl[1].at_least);
+    EXPECT_EQ(p->sysctl[1].value, "16777216");
+    EXPECT_EQ(p->sysctl[2].name, "net.ipv4.tcp_rmem");
+    EXPECT_TRUE(p->sysctl[2].at_least);
+    EXPECT_EQ(p->sysctl[2].value, "4096 87380 16777216");
+
+    EXPECT_EQ(error_of("[sysctl]\n\"net.core.rmem_max\" = { at_least = 1, most = 2 }\n"),
+              "p.toml:2:39: sysctl.net.core.rmem_max: a value table takes only at_least, got "
+              "'most'");
+    EXPECT_EQ(error_of("[sysctl]\n\"net.core.rmem_max\" = { at_least = \"16M\" }\n"),
+              "p.toml:2:36: sysctl.net.core.rmem_max.at_least: expected an integer or an array of "
+              "integers, got a string");
+    EXPECT_EQ(error_of("[sysctl]\n\"net.core.rmem_max\" = { at_least = -1 }\n"),
+              "p.toml:2:36: sysctl.net.core.rmem_max.at_least: a floor is not negative, got -1");
+    EXPECT_EQ(
+        error_of("[sysctl]\n\"net.ipv4.tcp_rmem\" = { at_least = [4096, \"x\"] }\n"),
+        "p.toml:2:43: sysctl.net.ipv4.tcp_rmem.at_least: arrays may hold only integers, got a "
+        "string");
+    EXPECT_EQ(error_of("[sysctl]\n\"kernel.pid_max\" = { at_least = 1 }\n"),
+              "p.toml:2:1: sysctl 'kernel.pid_max' is not on nictune's allowlist (net.core.*, "
+              "net.ipv4.tcp_*, net.ipv4.udp_*, ...)");
+}
+
 TEST(ProfileParser, RejectsMalformedMatchValues) {
     EXPECT_EQ(error_of("[match]\npci_ids = [\"8086-10fb\"]\n"),
               "p.toml:2:11: match.pci_ids: '8086-10fb' is not a PCI id of the form \"8086:10fb\"");

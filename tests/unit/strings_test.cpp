@@ -318,5 +318,21 @@ TEST(SysctlValues, NormalizeTrimsAndCollapsesWhitespace) {
     EXPECT_EQ(normalize_sysctl_value("a\nb"), "a b");
 }
 
+// A floor raises each number to its own at the same place and lowers none.
+TEST(SysctlValues, AFloorRaisesEachNumberAndLowersNone) {
+    EXPECT_EQ(sysctl_at_least("212992", "16777216"), "16777216");
+    EXPECT_EQ(sysctl_at_least("33554432\n", "16777216"), "33554432");
+    EXPECT_EQ(sysctl_at_least("4096\t131072\t6291456", "4096 87380 16777216"),
+              "4096 131072 16777216");
+    EXPECT_EQ(sysctl_at_least("4096 131072 33554432", "4096 87380 16777216"),
+              "4096 131072 33554432");
+    // Nothing to compare: other counts, or words that are not numbers.
+    EXPECT_EQ(sysctl_at_least("4096 131072", "4096 87380 16777216"), std::nullopt);
+    EXPECT_EQ(sysctl_at_least("4096 87380 16777216", "16777216"), std::nullopt);
+    EXPECT_EQ(sysctl_at_least("cubic", "1"), std::nullopt);
+    EXPECT_EQ(sysctl_at_least("-1", "1"), std::nullopt);
+    EXPECT_EQ(sysctl_at_least("", ""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace nictune

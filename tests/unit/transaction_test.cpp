@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "engine/manager.hpp"
 #include "engine/tx_steps.hpp"
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
+#include "util/strings.hpp"
 
 namespace nictune {
 void PrintTo(Outcome o, std::ostream* os);
@@ -193,6 +195,53 @@ TEST(TransactionOrder, UndoIsTheApplyOrderBackwardsAndBothAreStable) {
     auto backwards = items;
     tx::order_by_phase(backwards, section_of, tx::Direction::Undo);
     EXPECT_EQ(names(backwards), undo);
+}
+
+// A floor keeps what is above it (the host's larger buffer), raises what is
+// below, number by number, and is unsupported where there is nothing to
+// compare; the rollback puts back what was there.
+TEST_F(TransactionTest, ASysctlFloorRaisesWhatIsBelowAndKeepsWhatIsAbove) {
+    be.system.sysctl = {{"net.core.rmem_max", "33554432"},
+                        {"net.core.wmem_max", "212992"},
+                        {"net.ipv4.tcp_rmem", "4096\t131072\t6291456"},
+                        {"net.ipv4.tcp_congestion_control", "cubic"}};
+    initial_system = be.system;
+    auto p = profile_of("floor", R"(
+[sysctl]
+"net.core.rmem_max" = { at_least = 16777216 }
+"net.core.wmem_max" = { at_least = 16777216 }
+"net.ipv4.tcp_rmem" = { at_least = [4096, 87380, 16777216] }
+"net.ipv4.tcp_congestion_control" = { at_least = 1 }
+)");
+    auto plan = plan_for(p, {"p4p1"});
+    std::map<std::string, const PlanStep*> by;
+    for (const auto& s : plan.system)
+        by[s.setting.path()] = &s;
+    ASSERT_EQ(by.size(), 4U);
+    EXPECT_EQ(by["sysctl.net.core.rmem_max"]->kind, StepKind::Unchanged);
+    EXPECT_EQ(by["sysctl.net.core.rmem_max"]->requested, "sysctl.net.core.rmem_max >= 16777216");
+    EXPECT_EQ(by["sysctl.net.core.wmem_max"]->kind, StepKind::Change);
+    EXPECT_EQ(by["sysctl.net.core.wmem_max"]->target, Scalar{std::string("16777216")});
+    EXPECT_EQ(by["sysctl.net.ipv4.tcp_rmem"]->kind, StepKind::Change);
+    EXPECT_EQ(by["sysctl.net.ipv4.tcp_rmem"]->target, Scalar{std::string("4096 131072 16777216")});
+    EXPECT_EQ(by["sysctl.net.ipv4.tcp_congestion_control"]->kind, StepKind::Unsupported);
+    EXPECT_NE(by["sysctl.net.ipv4.tcp_congestion_control"]->note.find("compares numbers"),
+              std::string::npos);
+
+    StateStore store(dir_);
+    auto r = apply_plan(be, store, plan, {});
+    EXPECT_EQ(r.result, TxResult::Applied);
+    std::map<std::string, std::string> now;
+    for (const auto& s : be.system.sysctl)
+        now[s.name] = *s.value;
+    EXPECT_EQ(now["net.core.rmem_max"], "33554432");
+    EXPECT_EQ(now["net.core.wmem_max"], "16777216");
+    EXPECT_EQ(now["net.ipv4.tcp_rmem"], "4096 131072 16777216");
+    ASSERT_EQ(rollback_interface(be, store, "p4p1").result, TxResult::RolledBack);
+    for (std::size_t i = 0; i < be.system.sysctl.size(); ++i)
+        EXPECT_EQ(normalize_sysctl_value(*be.system.sysctl[i].value),
+                  normalize_sysctl_value(*initial_system.sysctl[i].value))
+            << be.system.sysctl[i].name;
 }
 
 TEST_F(TransactionTest, RollbackSetsInTheReverseOfTheApplyOrder) {
