@@ -9,12 +9,11 @@
 
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/paths.hpp"
 
 namespace nictune::test {
 namespace {
 namespace fs = std::filesystem;
-
-const std::string kCtl = NICTUNECTL_PATH;
 
 class ApplyCli : public ::testing::Test {
   protected:

@@ -18,13 +18,12 @@
 #include "support/host_view.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/paths.hpp"
 #include "tuned/tuned_client.hpp"
 
 namespace nictune::test {
 namespace {
 namespace fs = std::filesystem;
-
-const std::string kCtl = NICTUNECTL_PATH;
 
 class ApplyTuned : public ::testing::Test {
   protected:

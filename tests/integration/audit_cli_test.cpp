@@ -11,12 +11,11 @@
 #include "profile/features.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/paths.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::test {
 namespace {
-
-const std::string kCtl = NICTUNECTL_PATH;
 
 CommandResult ctl_in(const TestNetns& ns, std::vector<std::string> args) {
     args.insert(args.begin(), kCtl);

@@ -21,20 +21,9 @@
 #include "support/dbus.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/process.hpp"
 
 namespace nictune::test {
-
-// Polls `pred` every `step` for up to `limit`.
-template <class F>
-bool eventually(F&& pred, std::chrono::milliseconds limit = std::chrono::milliseconds(8000),
-                std::chrono::milliseconds step = std::chrono::milliseconds(50)) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(step);
-    }
-    return pred();
-}
 
 // Open file descriptors of a process (entries of /proc/PID/fd), -1 if gone.
 inline int fd_count(pid_t pid) {

@@ -16,25 +16,13 @@
 #include "support/dbus.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/paths.hpp"
+#include "support/process.hpp"
 
 namespace nictune::test {
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-const std::string kCtl = NICTUNECTL_PATH;
-const std::string kDaemon = NICTUNED_PATH;
-
-// Polls `pred` for up to `limit`.
-template <class F>
-bool eventually(F&& pred, std::chrono::milliseconds limit = 8000ms) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(50ms);
-    }
-    return pred();
-}
 
 class DaemonTest : public ::testing::Test {
   protected:

@@ -17,13 +17,12 @@
 #include "support/dbus.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/paths.hpp"
 #include "sysinfo/kmod.hpp"
 #include "util/strings.hpp"
 
 namespace nictune::test {
 namespace {
-
-const std::string kCtl = NICTUNECTL_PATH;
 
 // `ethtool -S DEV`: "     name: value" lines.
 std::map<std::string, uint64_t> ethtool_stats(const std::string& text) {

@@ -22,6 +22,7 @@
 #include "support/dbus.hpp"
 #include "support/netns.hpp"
 #include "support/oracles.hpp"
+#include "support/paths.hpp"
 
 namespace nictune::test {
 namespace {
@@ -29,8 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-const std::string kCtl = NICTUNECTL_PATH;
 
 struct Timed {
     CommandResult r;

@@ -2,7 +2,9 @@
 // test). Test code only: the product never starts processes.
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nictune::test {
@@ -20,5 +22,17 @@ CommandResult sh(const std::string& script, int timeout_ms = 20000);
 
 bool is_root();
 bool have_program(const std::string& name);
+
+// Polls `pred` every `step` for up to `limit`; its last answer.
+template <class F>
+bool eventually(F&& pred, std::chrono::milliseconds limit = std::chrono::milliseconds(8000),
+                std::chrono::milliseconds step = std::chrono::milliseconds(50)) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(step);
+    }
+    return pred();
+}
 
 }  // namespace nictune::test

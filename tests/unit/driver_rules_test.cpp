@@ -14,21 +14,15 @@
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
 #include "report/plan_report.hpp"
+#include "support/profile_text.hpp"
 
 namespace nictune {
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
 
-Profile profile_of(const std::string& text) {
-    auto p = profile::parse(text, "t.toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = "t";
-    p->file = "t.toml";
-    return *p;
-}
-
 Plan plan_of(const std::string& text, const NicState& nic, const SystemState& sys = {}) {
-    return make_plan(profile_of(text), std::span<const NicState>(&nic, 1), sys);
+    return make_plan(profile_of("t", text), std::span<const NicState>(&nic, 1), sys);
 }
 
 const PlanStep& step(const Plan& p, const std::string& path) {
@@ -429,14 +423,14 @@ TEST_F(DriverRulesTest, LroIsBlockedWhileIpForwardingIsOn) {
     EXPECT_EQ(step(plan_of("[features]\nlro = true\n", nic, fwd), "features.rx-lro").kind,
               StepKind::Change);
     // Turning LRO off is always fine, and the plan reads forwarding only for a feature turned on.
-    EXPECT_TRUE(plan_sysctls(profile_of("[features]\nlro = false\n")).empty());
-    EXPECT_EQ(plan_sysctls(profile_of("[features]\nlro = true\n")),
+    EXPECT_TRUE(plan_sysctls(profile_of("t", "[features]\nlro = false\n")).empty());
+    EXPECT_EQ(plan_sysctls(profile_of("t", "[features]\nlro = true\n")),
               (std::vector<std::string>{"net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"}));
 }
 
 TEST_F(DriverRulesTest, AuditReportsRefusalsAndBlockedFeatures) {
     auto nic = test::i40e_port();
-    auto p = profile_of("[coalesce]\nrx_usecs = 84\n[features]\nhw-tc-offload = true\n");
+    auto p = profile_of("t", "[coalesce]\nrx_usecs = 84\n[features]\nhw-tc-offload = true\n");
     const auto tc = *nic.features->index_of("hw-tc-offload");
     nic.features->hw[tc / 32] &= ~(1U << (tc % 32));  // fixed off
     AuditContext ctx{&FactsBook::builtin(), nullptr, ""};

@@ -5,6 +5,7 @@
 #include "engine/audit.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 
 namespace nictune {
 void PrintTo(Severity s, std::ostream* os);  // for gtest messages
@@ -12,13 +13,7 @@ void PrintTo(Severity s, std::ostream* os) {
     *os << severity_name(s);
 }
 namespace {
-
-Profile profile_of(const std::string& name, const std::string& text) {
-    auto p = profile::parse(text, name + ".toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = name;
-    return *p;
-}
+using ::nictune::test::profile_of;
 
 const Finding* find(const std::vector<Finding>& fs, const std::string& key) {
     for (const auto& f : fs)

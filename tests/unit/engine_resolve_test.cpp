@@ -6,16 +6,11 @@
 #include "fakes/states.hpp"
 #include "profile/features.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 
 namespace nictune {
 namespace {
-
-Profile profile_of(const std::string& text) {
-    auto p = profile::parse(text, "t.toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = "t";
-    return *p;
-}
+using ::nictune::test::profile_of;
 
 const ResolvedSetting& setting(const Resolved& r, Key requested) {
     for (const auto& s : r.settings)
@@ -24,7 +19,7 @@ const ResolvedSetting& setting(const Resolved& r, Key requested) {
 }
 
 TEST(Resolve, UsesNativeKeysWhenTheDeviceHasThem) {
-    auto r = resolve(profile_of("[coalesce]\nadaptive_rx = true\nrx_usecs_high = 20\n"),
+    auto r = resolve(profile_of("t", "[coalesce]\nadaptive_rx = true\nrx_usecs_high = 20\n"),
                      test::i40e_port());
     EXPECT_EQ(setting(r, Key::CoalAdaptiveRx).resolution, Resolution::Native);
     EXPECT_EQ(setting(r, Key::CoalAdaptiveRx).key, Key::CoalAdaptiveRx);
@@ -32,7 +27,7 @@ TEST(Resolve, UsesNativeKeysWhenTheDeviceHasThem) {
 }
 
 TEST(Resolve, ResolvesMaxToTheDeviceLimit) {
-    auto r = resolve(profile_of("[rings]\nrx = \"max\"\n[channels]\ncombined = \"max\"\n"),
+    auto r = resolve(profile_of("t", "[rings]\nrx = \"max\"\n[channels]\ncombined = \"max\"\n"),
                      test::ixgbe_port());
     EXPECT_EQ(setting(r, Key::RingsRx).value, 4096U);
     EXPECT_EQ(setting(r, Key::RingsRx).resolution, Resolution::Native);
@@ -40,7 +35,8 @@ TEST(Resolve, ResolvesMaxToTheDeviceLimit) {
 }
 
 TEST(Resolve, RefusesValuesAboveTheDeviceLimit) {
-    auto r = resolve(profile_of("[rings]\nrx = 8192\n[link]\nmtu = 9711\n"), test::ixgbe_port());
+    auto r =
+        resolve(profile_of("t", "[rings]\nrx = 8192\n[link]\nmtu = 9711\n"), test::ixgbe_port());
     EXPECT_EQ(setting(r, Key::RingsRx).resolution, Resolution::OutOfRange);
     EXPECT_EQ(setting(r, Key::RingsRx).note, "the device's maximum is 4096 (rings.rx_max)");
     EXPECT_EQ(setting(r, Key::LinkMtu).resolution, Resolution::OutOfRange);
@@ -51,20 +47,21 @@ TEST(Resolve, TreatsAZeroMaxMtuAsNoLimit) {
     auto lo = test::veth("lo");
     lo.values.set(Key::LinkMinMtu, 0);
     lo.values.set(Key::LinkMaxMtu, 0);
-    auto r = resolve(profile_of("[link]\nmtu = 9000\n"), lo);
+    auto r = resolve(profile_of("t", "[link]\nmtu = 9000\n"), lo);
     EXPECT_EQ(setting(r, Key::LinkMtu).resolution, Resolution::Native);
 }
 
 TEST(Resolve, MarksKeysTheDriverDoesNotReportUnsupported) {
-    auto r = resolve(profile_of("[coalesce]\nrx_usecs = 10\n[rings]\nrx = 512\n"), test::veth());
+    auto r =
+        resolve(profile_of("t", "[coalesce]\nrx_usecs = 10\n[rings]\nrx = 512\n"), test::veth());
     EXPECT_EQ(setting(r, Key::CoalRxUsecs).resolution, Resolution::Unsupported);
     EXPECT_EQ(setting(r, Key::RingsRx).resolution, Resolution::Unsupported);
     EXPECT_EQ(setting(r, Key::RingsRx).note, "veth does not report rings.rx");
 }
 
 TEST(Resolve, FlagsContradictionsBetweenATranslationAndAnExplicitValue) {
-    auto r =
-        resolve(profile_of("[coalesce]\nadaptive_rx = true\nrx_usecs = 50\n"), test::ixgbe_port());
+    auto r = resolve(profile_of("t", "[coalesce]\nadaptive_rx = true\nrx_usecs = 50\n"),
+                     test::ixgbe_port());
     EXPECT_EQ(setting(r, Key::CoalAdaptiveRx).resolution, Resolution::Conflict);
     EXPECT_NE(setting(r, Key::CoalAdaptiveRx)
                   .note.find("but the profile also sets coalesce.rx_usecs = 50"),
@@ -73,18 +70,18 @@ TEST(Resolve, FlagsContradictionsBetweenATranslationAndAnExplicitValue) {
 }
 
 TEST(Resolve, AppliesAgreeingTranslationsOnce) {
-    auto r = resolve(profile_of("[coalesce]\nadaptive_rx = true\nadaptive_tx = true\n"),
+    auto r = resolve(profile_of("t", "[coalesce]\nadaptive_rx = true\nadaptive_tx = true\n"),
                      test::ixgbe_port());
     EXPECT_EQ(setting(r, Key::CoalAdaptiveRx).resolution, Resolution::Translated);
     EXPECT_EQ(setting(r, Key::CoalAdaptiveTx).resolution, Resolution::Covered);
-    auto r2 =
-        resolve(profile_of("[coalesce]\nadaptive_rx = true\nrx_usecs = 1\n"), test::ixgbe_port());
+    auto r2 = resolve(profile_of("t", "[coalesce]\nadaptive_rx = true\nrx_usecs = 1\n"),
+                      test::ixgbe_port());
     EXPECT_EQ(setting(r2, Key::CoalAdaptiveRx).resolution, Resolution::Covered);
     EXPECT_EQ(setting(r2, Key::CoalRxUsecs).resolution, Resolution::Native);
 }
 
 TEST(Resolve, ExpandsFeatureAliasesAgainstTheDevice) {
-    auto r = resolve(profile_of("[features]\ntso = false\n"), test::ixgbe_port());
+    auto r = resolve(profile_of("t", "[features]\ntso = false\n"), test::ixgbe_port());
     std::vector<std::string> names;
     for (const auto& f : r.features)
         names.push_back(f.name);
@@ -96,7 +93,8 @@ TEST(Resolve, ExpandsFeatureAliasesAgainstTheDevice) {
 }
 
 TEST(Resolve, ReportsFixedAndMissingFeatures) {
-    auto r = resolve(profile_of("[features]\nlro = true\nhw-tc-offload = true\n"), test::veth());
+    auto r =
+        resolve(profile_of("t", "[features]\nlro = true\nhw-tc-offload = true\n"), test::veth());
     ASSERT_EQ(r.features.size(), 2U);
     // In the order the profile names them.
     EXPECT_EQ(r.features[0].name, "rx-lro");
@@ -105,7 +103,7 @@ TEST(Resolve, ReportsFixedAndMissingFeatures) {
     EXPECT_EQ(r.features[1].status, FeatureStatus::Fixed);
     auto bare = test::veth();
     bare.features.reset();
-    auto r2 = resolve(profile_of("[features]\ngro = true\n"), bare);
+    auto r2 = resolve(profile_of("t", "[features]\ngro = true\n"), bare);
     ASSERT_EQ(r2.features.size(), 1U);
     EXPECT_EQ(r2.features[0].status, FeatureStatus::NotOnDevice);
 }
@@ -131,7 +129,7 @@ TEST(Resolve, FeatureExpansionsAreComputedOncePerNameList) {
     EXPECT_FALSE(held.expired()) << "its address names the cached results";
 
     // Resolving with the cache and without gives the same features.
-    const auto profile = profile_of("[features]\ntso = false\ngro = true\nlro = true\n");
+    const auto profile = profile_of("t", "[features]\ntso = false\ngro = true\nlro = true\n");
     for (const auto& nic : {test::ixgbe_port(), test::veth()}) {
         const auto with = resolve(profile, nic, ResolveContext{nullptr, nullptr, &cache});
         const auto without = resolve(profile, nic);
@@ -146,9 +144,10 @@ TEST(Resolve, FeatureExpansionsAreComputedOncePerNameList) {
 // A plan's steps go by phase, and within a phase keep the order resolution
 // gave them (settings, then features as the profile names them).
 TEST(Plan, StepsGoByPhaseAndKeepTheirOrderWithinOne) {
-    const auto profile = profile_of(
-        "[link]\nmtu = 9000\n[features]\ntso = false\ngro = true\n"
-        "[rings]\nrx = 4096\n[channels]\ncombined = 8\n[coalesce]\nrx_usecs = 50\n");
+    const auto profile =
+        profile_of("t",
+                   "[link]\nmtu = 9000\n[features]\ntso = false\ngro = true\n"
+                   "[rings]\nrx = 4096\n[channels]\ncombined = 8\n[coalesce]\nrx_usecs = 50\n");
     const auto nic = test::ixgbe_port();
     const auto plan = make_plan(profile, std::span<const NicState>(&nic, 1), SystemState{});
     ASSERT_EQ(plan.interfaces.size(), 1U);
@@ -198,7 +197,7 @@ TEST(TranslationRules, EveryRuleTranslatesOnItsDriver) {
 }
 
 TEST(TranslationRules, IxgbeAdaptiveRxBecomesRxUsecsOne) {
-    auto r = resolve(profile_of("[coalesce]\nadaptive_rx = true\n"), test::ixgbe_port());
+    auto r = resolve(profile_of("t", "[coalesce]\nadaptive_rx = true\n"), test::ixgbe_port());
     const auto& s = setting(r, Key::CoalAdaptiveRx);
     EXPECT_EQ(s.resolution, Resolution::Translated);
     EXPECT_EQ(s.key, Key::CoalRxUsecs);
@@ -208,7 +207,7 @@ TEST(TranslationRules, IxgbeAdaptiveRxBecomesRxUsecsOne) {
 TEST(TranslationRules, NativeSupportWinsOverARule) {
     auto st = test::i40e_port();
     st.id.driver = "ixgbe";  // a future ixgbe that reports adaptive-rx itself
-    auto r = resolve(profile_of("[coalesce]\nadaptive_rx = true\n"), st);
+    auto r = resolve(profile_of("t", "[coalesce]\nadaptive_rx = true\n"), st);
     EXPECT_EQ(setting(r, Key::CoalAdaptiveRx).resolution, Resolution::Native);
 }
 

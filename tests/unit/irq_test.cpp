@@ -26,18 +26,13 @@
 #include "model/irq.hpp"
 #include "profile/loader.hpp"
 #include "report/json_report.hpp"
+#include "support/profile_text.hpp"
 #include "sysinfo/sysfs.hpp"
 
 namespace nictune {
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
-
-Profile profile_of(const std::string& text) {
-    auto p = profile::parse(text, "p.toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = "p";
-    return *p;
-}
 
 std::string refused(const std::string& text) {
     auto p = profile::parse(text, "p.toml");

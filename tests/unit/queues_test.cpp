@@ -20,10 +20,12 @@
 #include "fakes/states.hpp"
 #include "model/cpulist.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 #include "sysinfo/sysfs.hpp"
 
 namespace nictune {
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
 
 TEST(CpuMask, ReadsTheKernelsWordsMostSignificantFirst) {
@@ -220,13 +222,6 @@ TEST_F(QueueFilesTest, WritesTheKernelsMaskFormAndNamesTheQueueOnError) {
     EXPECT_EQ(gone.error().code, Errc::Unsupported);
     EXPECT_NE(gone.error().str().find("v0: xps.tx-7.cpus=\"1\""), std::string::npos)
         << gone.error().str();
-}
-
-Profile profile_of(const std::string& text) {
-    auto p = profile::parse(text, "p.toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = "p";
-    return *p;
 }
 
 TEST(SteeringProfile, RefusesWhatTheKernelWouldRoundOrCannotRead) {

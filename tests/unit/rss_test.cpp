@@ -18,10 +18,12 @@
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 #include "sysinfo/rss_ioctl.hpp"
 
 namespace nictune {
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
 
 static_assert(ETHTOOL_GRXFH == 0x29 && ETHTOOL_SRXFH == 0x2a && ETHTOOL_GRXRINGS == 0x2d &&
@@ -269,13 +271,6 @@ TEST(RssProfile, ErrorsNameFileLineAndColumn) {
     EXPECT_NE(load_error("[rss]\nhash = 3\n").find("p.toml:2:8: rss.hash: expected a table"),
               std::string::npos)
         << load_error("[rss]\nhash = 3\n");
-}
-
-Profile profile_of(const std::string& text) {
-    auto p = profile::parse(text, "p.toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = "p";
-    return *p;
 }
 
 std::vector<uint32_t> spread(std::size_t size, uint32_t n) {

@@ -12,6 +12,7 @@
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 #include "util/strings.hpp"
 
 namespace nictune {
@@ -25,14 +26,8 @@ void PrintTo(TxResult r, std::ostream* os) {
 }
 
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
-
-Profile profile_of(const std::string& name, const std::string& text) {
-    auto p = profile::parse(text, name + ".toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = name;
-    return *p;
-}
 
 // A profile touching every phase of an ixgbe port.
 const char* kEverything = R"(

@@ -11,17 +11,12 @@
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 
 namespace nictune {
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
-
-Profile profile_of(const std::string& name, const std::string& text) {
-    auto p = profile::parse(text, name + ".toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = name;
-    return *p;
-}
 
 const char* kJumbo = "[link]\nmtu = 9000\n[rings]\nrx = 4096\n";
 

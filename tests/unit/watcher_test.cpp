@@ -14,17 +14,12 @@
 #include "fakes/fake_backend.hpp"
 #include "fakes/states.hpp"
 #include "profile/loader.hpp"
+#include "support/profile_text.hpp"
 
 namespace nictune::watch {
 namespace {
+using ::nictune::test::profile_of;
 namespace fs = std::filesystem;
-
-Profile profile_of(const std::string& name, const std::string& text) {
-    auto p = profile::parse(text, name + ".toml");
-    EXPECT_TRUE(p) << p.error().str();
-    p->name = name;
-    return *p;
-}
 
 struct Event {
     std::string kind, iface, detail;
