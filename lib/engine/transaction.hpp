@@ -123,7 +123,9 @@ struct ApplyOptions {
 
 ApplyResult apply_plan(Backend& backend, StateStore& store, const Plan& plan,
                        const ApplyOptions& opts = {});
-// The same, the plan's steps moved into the result instead of copied.
+// The same, consuming the plan: its steps move into the result instead of
+// being copied, and its interfaces are released once the transaction's
+// records name them (the moved-from plan has no interfaces).
 ApplyResult apply_plan(Backend& backend, StateStore& store, Plan&& plan,
                        const ApplyOptions& opts = {});
 

@@ -445,6 +445,30 @@ TEST_F(TransactionTest, KeepGoingAppliesTheRestAndReportsPartial) {
     EXPECT_TRUE(r.rollback.empty());
 }
 
+// A covered step ends as its own interface's covering value reads back:
+// p4p1's rx-usecs write fails (adaptive not reached there), p4p2 already
+// has rx-usecs 1 (adaptive). The apply releases the plan's interfaces
+// before verifying; each covered step still reads its own interface.
+TEST_F(TransactionTest, ACoveredStepEndsAsItsOwnInterfacesCoveringValue) {
+    be.fail_set = [](const std::string& name, Section s) {
+        return name == "p4p1" && s == Section::Coalesce;
+    };
+    StateStore store(dir_);
+    ApplyOptions o;
+    o.keep_going = true;
+    auto plan = plan_for(profile_of("a", "[coalesce]\nadaptive_rx = true\nrx_usecs = 1\n"),
+                         {"p4p1", "p4p2"});
+    auto r = apply_plan(be, store, std::move(plan), o);
+    EXPECT_EQ(r.result, TxResult::Partial);
+    ASSERT_EQ(r.interfaces.size(), 2U);
+    std::map<std::string, Outcome> covered;
+    for (const auto& i : r.interfaces)
+        for (const auto& s : i.steps)
+            if (s.step.kind == StepKind::Covered) covered[i.name] = s.outcome;
+    EXPECT_EQ(covered, (std::map<std::string, Outcome>{{"p4p1", Outcome::Failed},
+                                                       {"p4p2", Outcome::Translated}}));
+}
+
 // Issue 16 §5: the step that failed names its interface and setting as
 // fields (the JSON error's "interface" and "setting"), whichever write it is.
 TEST_F(TransactionTest, AFailedWriteNamesItsInterfaceAndSettingAsFields) {
