@@ -1,16 +1,16 @@
-#include <malloc.h>
-
 #include "cli.hpp"
+#include "util/heap.hpp"
 
 int main(int argc, char** argv) {
-    // nictunectl lives for one command. glibc serves blocks from 128 KiB up
-    // (a vector of 512 interfaces' state, their report) with fresh mmap()s
-    // that it unmaps on free, and gives the heap's top back past 128 KiB:
-    // every such block is faulted in page by page, again and again. Kept
-    // instead: an audit of 512 interfaces takes 1,005 page faults instead of
-    // 1,453, an apply 3,280 instead of 3,890. nictuned (long-lived, trimmed
-    // when idle) keeps glibc's defaults.
-    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+    // nictunectl lives for one command: glibc's thresholds for that, and the
+    // heap's next 8 MiB on huge pages (util/heap.hpp). An apply of 512
+    // interfaces then takes 270-690 page faults instead of 1,735, and 36-46
+    // ms of CPU instead of 53-59, on this project's AMD EPYC machines
+    // (BENCHMARKS.md, stop 44). A small command (--version, one interface)
+    // costs two system calls more, and a huge page only if it allocates
+    // past the stretch's first 2 MiB boundary. nictuned (long-lived,
+    // trimmed when idle, an RSS target) keeps glibc's defaults and small
+    // pages.
+    nictune::tune_heap_for_one_command(std::size_t{8} << 20);
     return nictune::ctl::run(argc, argv);
 }
