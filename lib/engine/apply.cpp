@@ -600,7 +600,7 @@ ApplyResult apply_plan(Backend& be, StateStore& store, Plan&& plan, const ApplyO
     tx::Observing observing(be, writes);
     // From here the plan's steps are the result's, and the records name the
     // interfaces: the plan's identities go before the read back needs memory
-    // (512 interfaces: 410 KB, a hundred first-touch page faults fewer).
+    // (512 interfaces: 410 KB less at the transaction's live peak).
     TxState s{be,
               store,
               first_result(plan, std::move(transaction)),

@@ -25,11 +25,11 @@ struct HugeHeap {
 //   the heap (which grows when it has no such free space) and given back
 //   untouched but for malloc's header, and its 2 MiB-aligned part is
 //   advised for transparent huge pages (MADV_HUGEPAGE): one fault maps
-//   2 MiB, and the allocations that follow use that memory. glibc does this for its whole
-//   heap with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which a process cannot
-//   set for itself. A fault costs 11-15 us on a virtual machine whose
+//   2 MiB, and the allocations that follow use that memory. glibc does this
+//   for its whole heap with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which a
+//   process cannot set for itself. A fault costs 11-15 us on a VM whose
 //   hypervisor handles each one (BENCHMARKS.md, stop 44): an apply of 512
-//   interfaces touches 6.6 MiB of heap, 1,700 faults, a third of its time.
+//   interfaces touches 6.6 MiB of heap, 1,749 faults, a third of its time.
 //   Nothing is advised when malloc is not glibc's main heap (a sanitizer's)
 //   or the kernel has no transparent huge pages (madvise fails); where
 //   none is free and none can be compacted, the kernel uses small pages.
